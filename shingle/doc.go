@@ -1,0 +1,70 @@
+// Package shingle turns text into a multiset of 64-bit features (hashed
+// n-grams, "shingles") under a versioned, fingerprinted Spec. Features are the
+// input of every other stage of neardup: MinHash and SimHash signatures, and
+// the exact Jaccard similarity used for verification and ground truth.
+//
+// The hashes are fast non-cryptographic hashes (xxh3) by default: they are for
+// similarity, not integrity. A keyed Spec uses SipHash-2-4 under a secret key
+// for input chosen by an adversary.
+//
+// # The definition
+//
+// A Spec's features of a text are defined as follows; docs/signature-format.md
+// in the repository restates this for implementers in other languages.
+//
+//  1. Decoding. The text is read as UTF-8; each byte that is not part of a
+//     valid sequence stands for U+FFFD (as Go's range loop decodes it).
+//  2. NFKC (if Spec.NFKC): Unicode compatibility normalisation.
+//  3. Case folding (if Spec.CaseFold): Unicode full case folding
+//     (CaseFolding.txt, statuses C and F) of the result of step 2. The result
+//     is not normalised again.
+//  4. Classification, one code point c at a time:
+//     if FoldDigits and c is a decimal digit (Nd), c becomes '0';
+//     c is a space if it is Unicode whitespace (Go's unicode.IsSpace);
+//     if FoldPunct and c is punctuation (category P) it becomes ' ', a space.
+//     Then by unit: for Word, c is kept if it is a word character (L, M, Nd or
+//     Pc) and otherwise is a separator; for Token, spaces are separators and
+//     everything else is kept; for Char, spaces are separators when FoldSpace
+//     is set and kept as they are otherwise.
+//  5. Separators become one ASCII space; runs of separators collapse to one;
+//     separators at the start and end are dropped. The result is the
+//     normalised text. For Word and Token units it is the units joined by
+//     single spaces.
+//  6. Units and features. With base hash H = xxh3-64 with seed Spec.Seed (or
+//     SipHash-2-4 under Spec.Key when keyed) over UTF-8 bytes:
+//     for Char units, the feature of each window of N consecutive code points
+//     is H of the window's bytes;
+//     for Word and Token units, each unit u has the hash t = H(u), and the
+//     feature of each window of N consecutive units t_0..t_{N−1} is
+//     fmix64(Σ t_j·P^{N−1−j} mod 2^64), with P = 0x9e3779b97f4a7c15 and
+//     fmix64 the MurmurHash3 64-bit finaliser.
+//     A text with m units, 0 < m < N, has exactly one feature, the same
+//     formula over its m units; a text with no units has none.
+//
+// Features are returned in text order with repeats: a multiset, as SimHash's
+// term weights need. MinHash and the Jaccard similarity use the set.
+//
+// # Speed
+//
+// ASCII texts, the bulk of most corpora, skip steps 1 to 3 (they are the
+// identity there, bar ASCII lower-casing) and normalise through a 256-entry
+// table with a branch-free collapse of separators. Word and token boundaries are
+// found eight bytes at a time, and the xxh3 paths for inputs of up to 16 bytes
+// are inlined (hash.go); character 4- to 8-grams take their xxh3 from one 8-byte
+// load per position. Other texts take the general Unicode path. Both paths
+// produce identical features; the tests compare them with a slow reference
+// implementation written from the definition above.
+//
+// # Presets
+//
+// Prose (word 5-grams), Code (word 5-grams, case kept, '_' inside words), CJK
+// (character 3-grams) and Web (Prose with digits folded) are documented choices;
+// Parse accepts their names and "word:N", "char:N", "token:N".
+//
+// # Versions
+//
+// Version and UnicodeVersion are part of the canonical form (Spec.String) and so
+// of Spec.Fingerprint: anything made under one fingerprint must not be compared
+// with anything made under another. Golden vectors in testdata pin the features
+// of known texts, so a change that alters any feature fails the tests.
+package shingle

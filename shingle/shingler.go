@@ -1,0 +1,481 @@
+package shingle
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dchest/siphash"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// slack is the number of bytes kept after the normalised text so that the hot
+// loops may load 8 bytes at any position of the text without a bounds branch.
+const slack = 8
+
+// Shingler turns texts into features under one Spec. It owns scratch buffers
+// that it reuses, so after a warm-up it does not allocate.
+//
+// The zero Shingler is not usable; call New. A Shingler is not safe for
+// concurrent use: give each goroutine its own (they are cheap). Its output is
+// deterministic: the same Spec and text always give the same features.
+type Shingler struct {
+	spec     Spec
+	seed     uint64
+	k48      uint64 // xxh3 4..8-byte path key for seed
+	k0, k1   uint64 // SipHash key halves when keyed
+	keyed    bool
+	collapse bool // separators collapse to one and are trimmed at the ends
+
+	// ASCII fast path: out[b] is the normalised byte for input byte b < 0x80
+	// and sep[b] is 1 when that byte is a collapsing separator.
+	out [256]byte
+	sep [256]uint8
+
+	powN uint64   // polyP^(N-1), to drop the oldest unit from the window
+	ring []uint64 // hashes of the last N units
+
+	norm  []byte  // normalised text, followed by slack spaces
+	valid []byte  // text with invalid UTF-8 replaced (non-ASCII texts only)
+	nfkc  []byte  // NFKC output (non-ASCII texts only)
+	fold  []byte  // case-folding output (non-ASCII texts only)
+	offs  []int32 // code point offsets into norm (non-ASCII char units only)
+	caser cases.Caser
+	iter  norm.Iter
+
+	sink func([]uint64) // when set, full chunks are passed to it (Stream)
+}
+
+// New returns a Shingler for the spec, or an error wrapping ErrInvalidSpec.
+func New(spec Spec) (*Shingler, error) {
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Shingler{
+		spec:     spec,
+		seed:     spec.Seed,
+		k48:      seed48(spec.Seed),
+		collapse: spec.Unit != Char || spec.FoldSpace,
+		ring:     make([]uint64, spec.N),
+		caser:    cases.Fold(),
+	}
+	if spec.Key != nil {
+		s.keyed = true
+		s.k0, s.k1 = spec.Key.halves()
+	}
+	s.powN = 1
+	for i := 1; i < spec.N; i++ {
+		s.powN *= polyP
+	}
+	for b := 0; b < utf8.RuneSelf; b++ {
+		r := rune(b)
+		if spec.CaseFold {
+			r = unicode.ToLower(r) // ASCII full case folding is lower-casing
+		}
+		o, sep := s.classify(r)
+		s.out[b] = byte(o)
+		if sep {
+			s.sep[b] = 1
+		}
+	}
+	return s, nil
+}
+
+// MustNew is like New but panics on an invalid spec; for presets and tests.
+func MustNew(spec Spec) *Shingler {
+	s, err := New(spec)
+	if err != nil {
+		panic("shingle: " + err.Error())
+	}
+	return s
+}
+
+// Spec returns the spec the Shingler was made with.
+func (s *Shingler) Spec() Spec { return s.spec }
+
+// classify maps one code point of the NFKC-normalised, case-folded text to
+// its normalised form and says whether it separates units (and so collapses
+// with its neighbours). It is the single definition both the ASCII tables and
+// the Unicode path use.
+func (s *Shingler) classify(r rune) (rune, bool) {
+	sp := s.spec
+	if sp.FoldDigits && unicode.IsDigit(r) {
+		r = '0'
+	}
+	space := unicode.IsSpace(r)
+	if !space && sp.FoldPunct && unicode.IsPunct(r) {
+		r, space = ' ', true
+	}
+	switch sp.Unit {
+	case Word:
+		if !space && isWordRune(r) {
+			return r, false
+		}
+		return ' ', true
+	case Token:
+		if space {
+			return ' ', true
+		}
+		return r, false
+	default: // Char
+		if space && sp.FoldSpace {
+			return ' ', true
+		}
+		return r, false
+	}
+}
+
+// isWordRune reports whether r is a word character: the Unicode \w of
+// letters, marks, decimal digits and connector punctuation.
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.IsMark(r) || unicode.Is(unicode.Pc, r)
+}
+
+// AppendFeatures appends the features of text to dst and returns the extended
+// slice: one 64-bit feature per shingle position, in text order, duplicates
+// included (a multiset; sort and deduplicate for a set). It does not allocate
+// once dst and the Shingler's scratch buffers have grown to the text's size.
+//
+// Defined behaviour at the edges:
+//   - a text with no units after normalisation (empty, or only separators)
+//     appends nothing;
+//   - a text with m units, 0 < m < N, appends exactly one feature: the n-gram
+//     of all m units;
+//   - invalid UTF-8 never panics: each byte that is not part of a valid
+//     UTF-8 sequence is read as U+FFFD, the replacement character (as Go's
+//     range loop decodes it), which is a symbol: a separator for Word units,
+//     a character for Char and Token units.
+//
+// dst may be nil. text is not modified and not retained.
+func (s *Shingler) AppendFeatures(dst []uint64, text []byte) []uint64 {
+	s.sink = nil
+	return s.features(dst, text)
+}
+
+// Stream passes the features of text to fn in chunks, in text order, each
+// chunk at most cap(buf) long (cap(buf) must be > 0); it is AppendFeatures
+// without holding all of a long text's features at once. fn must not retain
+// the chunk. Stream returns buf's backing array, emptied, for reuse.
+func (s *Shingler) Stream(text []byte, buf []uint64, fn func([]uint64)) []uint64 {
+	if cap(buf) == 0 {
+		panic("shingle: Stream needs a buffer with capacity")
+	}
+	s.sink = fn
+	buf = s.features(buf[:0], text)
+	if len(buf) > 0 {
+		fn(buf)
+	}
+	s.sink = nil
+	return buf[:0]
+}
+
+// flush is called when dst is full: streaming, it hands dst to the sink and
+// returns it emptied; otherwise it grows dst by at least need more features.
+// The hot loops check len(dst) == cap(dst) themselves and call it only then,
+// because a call per feature costs more than the feature's hash.
+func (s *Shingler) flush(dst []uint64, need int) []uint64 {
+	if s.sink != nil {
+		s.sink(dst)
+		return dst[:0]
+	}
+	return slices.Grow(dst, max(need, 1))
+}
+
+func (s *Shingler) features(dst []uint64, text []byte) []uint64 {
+	ascii := isASCII(text)
+	var n int
+	if ascii {
+		n = s.foldASCII(text)
+	} else {
+		n, ascii = s.foldUnicode(text)
+	}
+	if n == 0 {
+		return dst
+	}
+	buf := s.norm[:n]
+	if s.spec.Unit == Char {
+		if ascii {
+			return s.charASCII(dst, buf)
+		}
+		return s.charUnicode(dst, buf)
+	}
+	return s.units(dst, buf)
+}
+
+// isASCII reports whether p has no byte ≥ 0x80, eight bytes at a time.
+func isASCII(p []byte) bool {
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		if binary.LittleEndian.Uint64(p[i:])&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// grow makes s.norm able to hold n bytes plus slack.
+func (s *Shingler) grow(n int) {
+	if cap(s.norm) < n+slack {
+		s.norm = make([]byte, n+slack, 2*n+slack)
+	}
+	s.norm = s.norm[:cap(s.norm)]
+}
+
+// pad fills the slack after the n normalised bytes with spaces, which end
+// words in the SWAR scan and are never read as text.
+func (s *Shingler) pad(n int) {
+	binary.LittleEndian.PutUint64(s.norm[n:], 0x2020202020202020)
+}
+
+// foldASCII normalises an ASCII text into s.norm by table and returns its
+// length. Separators collapse without a branch: a separator that follows a
+// separator is written but not kept.
+func (s *Shingler) foldASCII(text []byte) int {
+	s.grow(len(text))
+	d := s.norm[:len(text)+1]
+	j := 0
+	prev := uint8(1)
+	if !s.collapse {
+		for i, b := range text {
+			d[i] = s.out[b]
+		}
+		s.pad(len(text))
+		return len(text)
+	}
+	for _, b := range text {
+		sp := s.sep[b]
+		d[j] = s.out[b]
+		j += int(1 - sp&prev)
+		prev = sp
+	}
+	if prev == 1 && j > 0 {
+		j-- // drop the trailing separator
+	}
+	s.pad(j)
+	return j
+}
+
+// foldUnicode normalises a text with non-ASCII bytes into s.norm: invalid
+// sequences become U+FFFD, then NFKC, case folding and the per-code-point
+// classification. It returns the length and whether the result is ASCII.
+func (s *Shingler) foldUnicode(text []byte) (int, bool) {
+	src := text
+	if !utf8.Valid(src) {
+		s.valid = s.valid[:0]
+		for len(src) > 0 {
+			r, size := utf8.DecodeRune(src)
+			s.valid = utf8.AppendRune(s.valid, r) // RuneError for each invalid byte
+			src = src[size:]
+		}
+		src = s.valid
+	}
+	if s.spec.NFKC && norm.NFKC.QuickSpan(src) < len(src) {
+		// norm.Iter holds its reorder buffer inline, so unlike Form.Append
+		// it does not allocate.
+		s.nfkc = s.nfkc[:0]
+		s.iter.Init(norm.NFKC, src)
+		for !s.iter.Done() {
+			s.nfkc = append(s.nfkc, s.iter.Next()...)
+		}
+		src = s.nfkc
+	}
+	if s.spec.CaseFold {
+		s.fold = caseFold(s.caser, s.fold, src)
+		src = s.fold
+	}
+	// Classification never lengthens the text: ASCII maps to ASCII and any
+	// other code point to itself or to one ASCII byte.
+	s.grow(len(src))
+	d := s.norm
+	j := 0
+	prev := true
+	ascii := true
+	for i := 0; i < len(src); {
+		b := src[i]
+		var r rune
+		var sep bool
+		if b < utf8.RuneSelf {
+			r, sep = rune(s.out[b]), s.sep[b] == 1
+			i++
+		} else {
+			var size int
+			r, size = utf8.DecodeRune(src[i:])
+			i += size
+			r, sep = s.classify(r)
+		}
+		if sep && s.collapse {
+			if prev {
+				continue
+			}
+			prev = true
+		} else {
+			prev = false
+		}
+		if r < utf8.RuneSelf {
+			d[j] = byte(r)
+			j++
+		} else {
+			ascii = false
+			j += utf8.EncodeRune(d[j:], r)
+		}
+	}
+	if s.collapse && prev && j > 0 {
+		j--
+	}
+	s.pad(j)
+	return j, ascii
+}
+
+// caseFold applies full Unicode case folding to src (valid UTF-8), writing
+// into dst's backing array (grown as needed), and returns the result.
+func caseFold(c cases.Caser, dst, src []byte) []byte {
+	if cap(dst) < len(src)+16 {
+		dst = make([]byte, 0, 2*len(src)+16)
+	}
+	for {
+		c.Reset()
+		out := dst[:cap(dst)]
+		n, _, err := c.Transform(out, src, true)
+		if err == transform.ErrShortDst {
+			dst = make([]byte, 0, 2*cap(dst))
+			continue
+		}
+		// Folding valid UTF-8 with atEOF set has no other error.
+		return out[:n]
+	}
+}
+
+// hash is the base hash of one unit or n-gram's bytes.
+func (s *Shingler) hash(p []byte) uint64 {
+	if s.keyed {
+		return siphash.Hash(s.k0, s.k1, p)
+	}
+	return xxh3Seed(p, s.seed, s.k48)
+}
+
+// units emits the word or token n-grams of buf: units separated by exactly
+// one space, none leading or trailing. Each unit is hashed once; an n-gram's
+// feature is fmix64 of the polynomial Σ t_j·P^(w−1−j) of its w unit hashes,
+// kept rolling so each position costs O(1).
+func (s *Shingler) units(dst []uint64, buf []byte) []uint64 {
+	n := s.spec.N
+	ring := s.ring[:n]
+	var r uint64
+	count, pos := 0, 0
+	for i := 0; i < len(buf); {
+		// Find the next space (or the padding after the text), 8 bytes at a time.
+		j := i
+		for {
+			x := binary.LittleEndian.Uint64(s.norm[j:]) ^ 0x2020202020202020
+			m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
+			if m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
+			}
+			j += 8
+		}
+		t := s.hash(buf[i:j])
+		i = j + 1
+		if count >= n {
+			r -= ring[pos] * s.powN
+		}
+		r = r*polyP + t
+		ring[pos] = t
+		if pos++; pos == n {
+			pos = 0
+		}
+		if count++; count >= n {
+			if len(dst) == cap(dst) {
+				dst = s.flush(dst, (len(buf)-i)/2+1)
+			}
+			dst = append(dst, fmix64(r))
+		}
+	}
+	if count > 0 && count < n {
+		if len(dst) == cap(dst) {
+			dst = s.flush(dst, 1)
+		}
+		dst = append(dst, fmix64(r))
+	}
+	return dst
+}
+
+// charASCII emits the character n-grams of an ASCII buf: the xxh3 of each
+// window of n bytes. For 4 ≤ n ≤ 8 (unkeyed) the xxh3 4-to-8-byte path is
+// computed from one 8-byte load per position.
+func (s *Shingler) charASCII(dst []uint64, buf []byte) []uint64 {
+	n := s.spec.N
+	if len(buf) <= n {
+		return s.one(dst, s.hash(buf))
+	}
+	total := len(buf) - n + 1
+	fast := !s.keyed && n >= 4 && n <= 8
+	k48, ln, shift := s.k48, uint64(n), uint(8*(n-4))
+	p := s.norm[:len(buf)+slack]
+	for i := 0; i < total; {
+		if len(dst) == cap(dst) {
+			dst = s.flush(dst, total-i)
+		}
+		// Fill as much of dst's spare capacity as this text needs.
+		out := dst[len(dst):min(cap(dst), len(dst)+total-i)]
+		if fast {
+			q := p[i : i+len(out)+slack]
+			for k := range out {
+				w := binary.LittleEndian.Uint64(q[k:])
+				out[k] = hash4to8(uint32(w), uint32(w>>shift), ln, k48)
+			}
+		} else {
+			for k := range out {
+				out[k] = s.hash(buf[i+k : i+k+n])
+			}
+		}
+		dst = dst[:len(dst)+len(out)]
+		i += len(out)
+	}
+	return dst
+}
+
+// one appends a single feature.
+func (s *Shingler) one(dst []uint64, f uint64) []uint64 {
+	if len(dst) == cap(dst) {
+		dst = s.flush(dst, 1)
+	}
+	return append(dst, f)
+}
+
+// charUnicode emits the character n-grams of a non-ASCII buf: the base hash
+// of the UTF-8 bytes of each window of n code points.
+func (s *Shingler) charUnicode(dst []uint64, buf []byte) []uint64 {
+	n := s.spec.N
+	s.offs = s.offs[:0]
+	for i := 0; i < len(buf); {
+		s.offs = append(s.offs, int32(i))
+		if buf[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, size := utf8.DecodeRune(buf[i:])
+			i += size
+		}
+	}
+	runes := len(s.offs)
+	s.offs = append(s.offs, int32(len(buf)))
+	if runes <= n {
+		return s.one(dst, s.hash(buf))
+	}
+	for i := 0; i+n <= runes; i++ {
+		if len(dst) == cap(dst) {
+			dst = s.flush(dst, runes-n+1-i)
+		}
+		dst = append(dst, s.hash(buf[s.offs[i]:s.offs[i+n]]))
+	}
+	return dst
+}
