@@ -290,3 +290,23 @@ func TestValidate(t *testing.T) {
 		}
 	}
 }
+
+// FuzzAppendFeatures: any bytes, under several specs, never panic and give
+// exactly the reference implementation's features.
+func FuzzAppendFeatures(f *testing.F) {
+	for _, s := range sampleTexts {
+		f.Add([]byte(s), uint8(0))
+	}
+	specs := []Spec{Prose, CJK, Code, Web, {Unit: Char, N: 5, CaseFold: true, FoldSpace: true}, {Unit: Token, N: 2, FoldPunct: true}, {Unit: Char, N: 2}}
+	shinglers := make([]*Shingler, len(specs))
+	for i, sp := range specs {
+		shinglers[i] = MustNew(sp)
+	}
+	f.Fuzz(func(t *testing.T, text []byte, which uint8) {
+		i := int(which) % len(specs)
+		got := shinglers[i].AppendFeatures(nil, text)
+		if want := reference(specs[i], text); !slices.Equal(got, want) {
+			t.Fatalf("%v on %q: got %x; want %x", specs[i], text, got, want)
+		}
+	})
+}

@@ -1,0 +1,315 @@
+package minhash
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+
+	"github.com/neardup/neardup/shingle"
+)
+
+// empty marks a slot or bin no feature has reached. A feature whose value is
+// exactly 2^64−1 is indistinguishable from none (probability 2^-64).
+const empty = ^uint64(0)
+
+// mersenne61 is the prime 2^61 − 1 of the classic hash functions.
+const mersenne61 = 1<<61 - 1
+
+// chunk is how many features SignText hands from the shingler to the bins
+// at a time: small enough to stay in L1, large enough to amortise the call.
+const chunk = 512
+
+// Hasher computes signatures under one Params. It owns scratch state, so it
+// does not allocate per signature.
+//
+// The zero Hasher is not usable; call NewHasher. A Hasher is not safe for
+// concurrent use: give each goroutine its own (see Streaming for one state fed
+// from many goroutines). Its output is deterministic: equal Params and
+// features (in any order, with any repeats) give equal signatures.
+type Hasher struct {
+	p Params
+
+	mins []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
+	fill []uint64 // densified copy of mins, packed from
+
+	// OnePermutation: a feature f goes to bin binOf(f·mult) with value f·mult.
+	mult  uint64
+	shift uint // 64 − log2 K when K is a power of two, else 0
+	// Densification probe sequence seed.
+	dseed uint64
+
+	// KHash coefficients, a_i in [1, p), b_i in [0, p).
+	a, b []uint64
+
+	buf     []uint64       // feature chunk for SignText
+	push    func([]uint64) // h.Push, bound once so SignText does not allocate
+	metrics Metrics
+}
+
+// Metrics counts what a Hasher (or several, added together) has done. A plain
+// value: read it with Hasher.Metrics, combine with Add.
+type Metrics struct {
+	// Signatures is the number of signatures finished.
+	Signatures int64
+	// Features is the number of features pushed (with repeats).
+	Features int64
+	// EmptySets is the number of signatures of sets with no feature.
+	EmptySets int64
+	// Bins is the number of one-permutation bins finished (K per signature).
+	Bins int64
+	// EmptyBins is how many of those had no feature and were densified.
+	EmptyBins int64
+}
+
+// EmptyBinRate is the fraction of one-permutation bins that were empty before
+// densification; high rates mean documents short against K.
+func (m Metrics) EmptyBinRate() float64 {
+	if m.Bins == 0 {
+		return 0
+	}
+	return float64(m.EmptyBins) / float64(m.Bins)
+}
+
+// Add returns the sum of m and o.
+func (m Metrics) Add(o Metrics) Metrics {
+	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins}
+}
+
+// String renders the metrics as a small table.
+func (m Metrics) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "signatures  %d\n", m.Signatures)
+	fmt.Fprintf(&b, "features    %d\n", m.Features)
+	fmt.Fprintf(&b, "empty sets  %d\n", m.EmptySets)
+	fmt.Fprintf(&b, "empty bins  %d of %d (%.2f%%)\n", m.EmptyBins, m.Bins, 100*m.EmptyBinRate())
+	return b.String()
+}
+
+// splitmix64 steps a SplitMix64 generator; the derivation of every constant
+// from Params.Seed uses it, so it is part of the definition.
+func splitmix64(state *uint64) uint64 {
+	*state += 0x9e3779b97f4a7c15
+	z := *state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// NewHasher returns a Hasher for p (zero fields take their defaults), or an
+// error wrapping ErrInvalidParams.
+func NewHasher(p Params) (*Hasher, error) {
+	p.EnsureDefaults()
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), buf: make([]uint64, 0, chunk)}
+	state := p.Seed
+	switch p.Scheme {
+	case OnePermutation:
+		h.mult = splitmix64(&state) | 1
+		h.dseed = splitmix64(&state)
+		if p.K&(p.K-1) == 0 {
+			h.shift = uint(64 - bits.TrailingZeros(uint(p.K)))
+		}
+	case KHash:
+		h.a = make([]uint64, p.K)
+		h.b = make([]uint64, p.K)
+		for i := range h.a {
+			for h.a[i] == 0 {
+				h.a[i] = splitmix64(&state) >> 3 % mersenne61
+			}
+			h.b[i] = splitmix64(&state) >> 3 % mersenne61
+		}
+	}
+	h.push = h.Push
+	h.Reset()
+	return h, nil
+}
+
+// MustNewHasher is NewHasher that panics on invalid Params.
+func MustNewHasher(p Params) *Hasher {
+	h, err := NewHasher(p)
+	if err != nil {
+		panic("minhash: " + err.Error())
+	}
+	return h
+}
+
+// Params returns the Hasher's Params, defaults filled in.
+func (h *Hasher) Params() Params { return h.p }
+
+// Metrics returns what the Hasher has counted so far.
+func (h *Hasher) Metrics() Metrics { return h.metrics }
+
+// Reset starts a new, empty set.
+func (h *Hasher) Reset() {
+	for i := range h.mins {
+		h.mins[i] = empty
+	}
+}
+
+// Push adds features to the current set. Features must be well-mixed 64-bit
+// hashes, as package shingle makes: one-permutation hashing applies only one
+// multiplication to them, which cannot repair structured input (hash raw
+// integers first, e.g. with xxh3).
+func (h *Hasher) Push(features []uint64) {
+	h.metrics.Features += int64(len(features))
+	if h.p.Scheme == KHash {
+		h.pushKHash(features)
+		return
+	}
+	mins, m := h.mins, h.mult
+	if h.shift != 0 {
+		sh := h.shift
+		mask := uint64(len(mins) - 1)
+		for _, f := range features {
+			v := f * m
+			// A branch beats a branchless min here: after the first few
+			// features per bin, the store is rarely taken.
+			if i := (v >> sh) & mask; v < mins[i] {
+				mins[i] = v
+			}
+		}
+		return
+	}
+	k := uint64(len(mins))
+	for _, f := range features {
+		v := f * m
+		if i, _ := bits.Mul64(v, k); v < mins[i] {
+			mins[i] = v
+		}
+	}
+}
+
+func (h *Hasher) pushKHash(features []uint64) {
+	mins, a, b := h.mins, h.a, h.b[:len(h.a)]
+	mins = mins[:len(a)]
+	for _, f := range features {
+		x := reduce61(f)
+		for i, ai := range a {
+			if v := khash(ai, b[i], x); v < mins[i] {
+				mins[i] = v
+			}
+		}
+	}
+}
+
+// reduce61 returns f mod (2^61 − 1).
+func reduce61(f uint64) uint64 {
+	x := f&mersenne61 + f>>61
+	if x >= mersenne61 {
+		x -= mersenne61
+	}
+	return x
+}
+
+// khash returns (a·x + b) mod (2^61 − 1) for a, b, x < 2^61 − 1.
+func khash(a, b, x uint64) uint64 {
+	hi, lo := bits.Mul64(a, x)
+	// a·x = H·2^61 + L and 2^61 ≡ 1, so a·x ≡ H + L.
+	v := lo&mersenne61 + (lo>>61 | hi<<3) + b
+	v = v&mersenne61 + v>>61
+	if v >= mersenne61 {
+		v -= mersenne61
+	}
+	return v
+}
+
+// AppendSignature finishes the current set into a packed Signature appended
+// to dst (Params.Words() words). The set itself is kept, so more features may
+// be pushed and the signature taken again.
+func (h *Hasher) AppendSignature(dst Signature) Signature {
+	h.metrics.Signatures++
+	slots := h.mins
+	if h.p.Scheme == OnePermutation {
+		nonEmpty := 0
+		for _, v := range h.mins {
+			if v != empty {
+				nonEmpty++
+			}
+		}
+		h.metrics.Bins += int64(len(h.mins))
+		h.metrics.EmptyBins += int64(len(h.mins) - nonEmpty)
+		if nonEmpty > 0 && nonEmpty < len(h.mins) {
+			copy(h.fill, h.mins)
+			densify(h.fill, h.mins, h.dseed)
+			slots = h.fill
+		}
+		if nonEmpty == 0 {
+			h.metrics.EmptySets++
+		}
+	} else if h.mins[0] == empty {
+		h.metrics.EmptySets++
+	}
+	return pack(dst, slots, h.p.Bits)
+}
+
+// Sign returns the signature of one feature set appended to dst.
+func (h *Hasher) Sign(dst Signature, features []uint64) Signature {
+	h.Reset()
+	h.Push(features)
+	return h.AppendSignature(dst)
+}
+
+// SignText shingles text with sh and appends its signature to dst, passing
+// the features to the bins in small chunks so they never leave the cache. It
+// does not allocate.
+func (h *Hasher) SignText(dst Signature, sh *shingle.Shingler, text []byte) Signature {
+	h.Reset()
+	h.buf = sh.Stream(text, h.buf, h.push)
+	return h.AppendSignature(dst)
+}
+
+// densify fills the empty bins of fill by optimal densification
+// (Shrivastava, ICML 2017): empty bin i takes the value of the first non-empty
+// bin in its own fixed pseudo-random probe sequence j_1, j_2, … over all K
+// bins, j_t = binOf(fmix64(dseed + i·2^32 + t)). Because the sequence depends
+// only on i and the seed, two sets' bin i agree exactly when the first bin of
+// the sequence that is non-empty in their union has its minimum in their
+// intersection, so every slot agrees with probability exactly J.
+func densify(fill, mins []uint64, dseed uint64) {
+	k := uint64(len(mins))
+	for i, v := range mins {
+		if v != empty {
+			continue
+		}
+		for t := uint64(1); ; t++ {
+			j, _ := bits.Mul64(fmix64(dseed+uint64(i)<<32+t), k)
+			if mins[j] != empty {
+				fill[i] = mins[j]
+				break
+			}
+		}
+	}
+}
+
+func fmix64(x uint64) uint64 {
+	x ^= x >> 33
+	x *= 0xff51afd7ed558ccd
+	x ^= x >> 33
+	x *= 0xc4ceb9fe1a85ec53
+	x ^= x >> 33
+	return x
+}
+
+// pack appends the low b bits of each slot, packed into words.
+func pack(dst Signature, slots []uint64, b int) Signature {
+	if b == 64 {
+		return append(dst, slots...)
+	}
+	mask := uint64(1)<<b - 1
+	var w uint64
+	off := 0
+	for _, v := range slots {
+		w |= (v & mask) << off
+		off += b
+		if off == 64 {
+			dst = append(dst, w)
+			w, off = 0, 0
+		}
+	}
+	if off > 0 {
+		dst = append(dst, w)
+	}
+	return dst
+}
