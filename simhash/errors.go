@@ -1,0 +1,21 @@
+package simhash
+
+import "errors"
+
+// Errors returned by this package. They are wrapped with the offending value
+// and the rule it broke; check with errors.Is.
+var (
+	// ErrWeightsLength: FingerprintWeighted got a different number of weights
+	// than features.
+	ErrWeightsLength = errors.New("simhash: weights and features differ in length")
+
+	// ErrInvalidWeight: a weight was NaN, infinite or negative.
+	ErrInvalidWeight = errors.New("simhash: invalid weight")
+
+	// ErrInvalidOptions: an Options field is out of range.
+	ErrInvalidOptions = errors.New("simhash: invalid options")
+
+	// ErrQueryDistance: a query distance was negative or larger than the
+	// index's MaxDistance.
+	ErrQueryDistance = errors.New("simhash: query distance out of range")
+)
