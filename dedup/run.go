@@ -1,0 +1,137 @@
+package dedup
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"time"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+)
+
+// Output file names inside the output directory.
+const (
+	KeptFile     = "kept.jsonl"
+	ClustersFile = "clusters.jsonl"
+	PairsFile    = "pairs.tsv"
+	ReportFile   = "report.json"
+)
+
+// run is the state of one deduplication.
+type run struct {
+	opts   *Options
+	bands  lsh.Params
+	inputs []string
+	tmp    string
+	bar    *progress.Bar
+	rep    *Report
+	t0     time.Time
+
+	docs    docTable
+	texts   *docstore.Store // document texts, for exact verification
+	sigs    *docstore.Store // packed signatures
+	entries *extsort.Sorter // (band key | document) entries
+
+	hashMetrics minhash.Metrics
+	parseStats  corpus.Stats
+	readStats   corpus.Stats
+
+	pairs   *pairList // unique candidate pairs
+	buckets lsh.CandidateMetrics
+	edges   []edge // verified pairs, in (a, b) order
+	result  *cluster.Result
+}
+
+// Run deduplicates the documents of inputs ("-" is standard input) and
+// writes kept.jsonl, clusters.jsonl, pairs.tsv and report.json into outDir,
+// creating it if needed. It returns the report it wrote. The outputs depend
+// only on the inputs and the options other than Workers, Memory, TempDir and
+// Progress: any number of workers, and runs that spill or not, write
+// byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
+func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {
+	o := *opts.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
+	}
+	bands, err := o.bands()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	tmp, err := os.MkdirTemp(o.TempDir, "neardup-dedup-*")
+	if err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	r := &run{opts: &o, bands: bands, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	if o.Progress != nil {
+		r.bar = progress.New(o.Progress)
+	}
+	r.rep = newReport(r)
+
+	// Standard input is read twice (signing, then writing kept.jsonl), so it
+	// is spooled to a file first.
+	for i, in := range r.inputs {
+		if in == "-" {
+			path, cleanup, err := corpus.Spool(os.Stdin, tmp)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			r.inputs[i] = path
+		}
+	}
+
+	// The budget: a quarter for band-key entries (half buffer, half sort
+	// scratch), a quarter for stored texts, an eighth each for signatures and
+	// candidate pairs; the rest is headroom for the garbage collector, worker
+	// buffers and per-document bookkeeping.
+	m := o.Memory
+	r.entries = extsort.New(tmp, "entries", int(m/8/8))
+	r.sigs = docstore.New(tmp, "sigs", m/8)
+	defer r.sigs.Close()
+	if o.Verify == VerifyExact {
+		r.texts = docstore.New(tmp, "texts", m/4)
+		defer r.texts.Close()
+	}
+	// Let the garbage collector work harder rather than outgrow the budget
+	// (restored when done).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(m + m/2))
+
+	stages := []struct {
+		name string
+		fn   func(context.Context) error
+	}{
+		{"sign", r.sign},
+		{"candidates", r.candidates},
+		{"verify", r.verify},
+		{"cluster", r.cluster},
+		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
+	}
+	for _, st := range stages {
+		t := time.Now()
+		if err := st.fn(ctx); err != nil {
+			return nil, err
+		}
+		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
+	}
+	r.rep.finish(r)
+	if err := r.rep.write(filepath.Join(outDir, ReportFile)); err != nil {
+		return nil, err
+	}
+	return r.rep, nil
+}

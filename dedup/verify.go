@@ -1,0 +1,249 @@
+package dedup
+
+import (
+	"context"
+	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/radix"
+	"github.com/neardup/neardup/shingle"
+)
+
+// edge is a verified pair: documents a < b, the signature estimate and, when
+// computed, the exact Jaccard similarity (else -1).
+type edge struct {
+	a, b  uint32
+	est   float64
+	exact float64
+}
+
+// pipeline runs produce sequentially, work on every job in parallel on
+// workers goroutines (each with its own state from newWorker), and consume
+// on the results in the order produce emitted the jobs.
+func pipeline[J, R any](ctx context.Context, workers int, produce func(emit func(J) error) error, newWorker func() func(J) (R, error), consume func(R) error) error {
+	type item struct {
+		seq int
+		job J
+		res R
+	}
+	g, ctx := errgroup.WithContext(ctx)
+	jobs := make(chan item, workers)
+	results := make(chan item, workers)
+	g.Go(func() error {
+		defer close(jobs)
+		seq := 0
+		return produce(func(j J) error {
+			select {
+			case jobs <- item{seq: seq, job: j}:
+				seq++
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	})
+	var wg sync.WaitGroup
+	for range workers {
+		work := newWorker()
+		wg.Add(1)
+		g.Go(func() error {
+			defer wg.Done()
+			for it := range jobs {
+				res, err := work(it.job)
+				if err != nil {
+					return err
+				}
+				it.res = res
+				select {
+				case results <- it:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			return nil
+		})
+	}
+	go func() { wg.Wait(); close(results) }()
+	g.Go(func() error {
+		pending := map[int]item{}
+		next := 0
+		for it := range results {
+			pending[it.seq] = it
+			for {
+				p, ok := pending[next]
+				if !ok {
+					break
+				}
+				delete(pending, next)
+				next++
+				if err := consume(p.res); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return g.Wait()
+}
+
+// verify checks every candidate pair and keeps the verified ones as edges.
+func (r *run) verify(ctx context.Context) error {
+	defer r.pairs.close()
+	var feats *docstore.Store
+	var featRec []int32
+	if r.opts.Verify == VerifyExact {
+		var err error
+		feats, featRec, err = r.featureSets(ctx)
+		if err != nil {
+			return err
+		}
+		defer feats.Close()
+	}
+	r.bar.Stage("verify", -1, nil)
+	defer r.bar.Finish()
+	params := r.opts.Params
+	t := r.opts.Threshold
+	mode := r.opts.Verify
+	return pipeline(ctx, r.opts.Workers,
+		func(emit func([]uint64) error) error {
+			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
+		},
+		func() func([]uint64) ([]edge, error) {
+			var sa, sb []uint64
+			var fa, fb []uint64
+			lastA := int64(-1)
+			return func(pairs []uint64) ([]edge, error) {
+				var out []edge
+				for _, p := range pairs {
+					a, b := uint32(p>>32), uint32(p)
+					var err error
+					if int64(a) != lastA {
+						if sa, err = r.sigs.GetUint64s(sa[:0], int(a)); err != nil {
+							return nil, err
+						}
+						if feats != nil {
+							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a])); err != nil {
+								return nil, err
+							}
+						}
+						lastA = int64(a)
+					}
+					if sb, err = r.sigs.GetUint64s(sb[:0], int(b)); err != nil {
+						return nil, err
+					}
+					e := edge{a: a, b: b, est: params.Similarity(sa, sb), exact: -1}
+					switch mode {
+					case VerifyExact:
+						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b])); err != nil {
+							return nil, err
+						}
+						e.exact = eval.Jaccard(fa, fb)
+						if e.exact < t {
+							continue
+						}
+					case VerifyEstimate:
+						if e.est < t {
+							continue
+						}
+					}
+					out = append(out, e)
+				}
+				return out, nil
+			}
+		},
+		func(es []edge) error {
+			r.edges = append(r.edges, es...)
+			r.bar.Add(int64(len(es)), 0)
+			return nil
+		})
+}
+
+// featureSets computes, for every document in a candidate pair, its sorted
+// feature set, in parallel, and stores them; featRec maps a document to its
+// record (or -1).
+func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error) {
+	n := r.docs.len()
+	featRec := make([]int32, n)
+	for i := range featRec {
+		featRec[i] = -1
+	}
+	var need []uint32
+	mark := func(d uint32) {
+		if featRec[d] == -1 {
+			featRec[d] = -2
+			need = append(need, d)
+		}
+	}
+	if err := r.pairs.each(func(c []uint64) error {
+		for _, p := range c {
+			mark(uint32(p >> 32))
+			mark(uint32(p))
+		}
+		return nil
+	}); err != nil {
+		return nil, nil, err
+	}
+	slices.Sort(need)
+	r.rep.Counts.VerifiedDocs = int64(len(need))
+	r.bar.Stage("features", -1, nil)
+	defer r.bar.Finish()
+	feats := docstore.New(r.tmp, "features", r.opts.Memory/4)
+	const chunk = 64
+	pos := 0 // next document of need to store
+	err := pipeline(ctx, r.opts.Workers,
+		func(emit func([]uint32) error) error {
+			for i := 0; i < len(need); i += chunk {
+				if err := emit(need[i:min(i+chunk, len(need))]); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		func() func([]uint32) ([][]uint64, error) {
+			sh := shingle.MustNew(r.opts.Spec)
+			var text []byte
+			var scratch []uint64
+			return func(docs []uint32) ([][]uint64, error) {
+				out := make([][]uint64, len(docs))
+				for i, d := range docs {
+					var err error
+					if text, err = r.texts.Get(text[:0], int(d)); err != nil {
+						return nil, err
+					}
+					f := sh.AppendFeatures(nil, text)
+					if cap(scratch) < len(f) {
+						scratch = make([]uint64, len(f))
+					}
+					scratch = radix.Sort(f, scratch[:len(f)])
+					out[i] = slices.Compact(f)
+				}
+				return out, nil
+			}
+		},
+		func(sets [][]uint64) error {
+			for _, s := range sets {
+				d := need[pos]
+				pos++
+				rec, err := feats.AppendUint64s(s)
+				if err != nil {
+					return err
+				}
+				featRec[d] = int32(rec)
+			}
+			r.bar.Add(int64(len(sets)), 0)
+			return nil
+		})
+	if err != nil {
+		feats.Close()
+		return nil, nil, err
+	}
+	// The texts are no longer needed.
+	r.rep.Spill.TextBytes = r.texts.SpilledBytes()
+	r.texts.Close()
+	r.texts = nil
+	return feats, featRec, nil
+}

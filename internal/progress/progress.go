@@ -1,0 +1,128 @@
+// Package progress draws a one-line progress bar for long batch work on a
+// terminal: stage, documents and bytes done, their rates and, when the total
+// is known, a bar and the time left. It redraws at most a few times a second
+// from its own goroutine, so counting is an atomic add.
+package progress
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Bar is a progress line. The zero Bar is unusable; use New. A nil *Bar is a
+// valid no-op, so callers need not check whether progress is on. Add is safe
+// for concurrent use.
+type Bar struct {
+	w     io.Writer
+	every time.Duration
+
+	mu    sync.Mutex
+	stage string
+	total int64 // bytes expected in this stage, or -1
+	start time.Time
+	docs  atomic.Int64
+	bytes atomic.Int64
+	read  func() int64 // optional: bytes read so far, overrides bytes for the bar
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+// New returns a Bar writing to w (usually os.Stderr when it is a terminal).
+func New(w io.Writer) *Bar {
+	return &Bar{w: w, every: 200 * time.Millisecond, total: -1}
+}
+
+// Stage starts a new stage with a name and, if known (else -1), the total
+// bytes it will process; read, if not nil, reports bytes done (for example
+// compressed input consumed) instead of what Add counts.
+func (b *Bar) Stage(name string, total int64, read func() int64) {
+	if b == nil {
+		return
+	}
+	b.Finish()
+	b.mu.Lock()
+	b.stage, b.total, b.read, b.start = name, total, read, time.Now()
+	b.docs.Store(0)
+	b.bytes.Store(0)
+	b.stop, b.done = make(chan struct{}), make(chan struct{})
+	b.mu.Unlock()
+	go b.loop(b.stop, b.done)
+}
+
+// Add counts documents and bytes done in the current stage.
+func (b *Bar) Add(docs, bytes int64) {
+	if b == nil {
+		return
+	}
+	b.docs.Add(docs)
+	b.bytes.Add(bytes)
+}
+
+func (b *Bar) loop(stop, done chan struct{}) {
+	defer close(done)
+	t := time.NewTicker(b.every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			b.draw(true)
+			return
+		case <-t.C:
+			b.draw(false)
+		}
+	}
+}
+
+// Finish draws the stage's final line and ends it.
+func (b *Bar) Finish() {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	stop, done := b.stop, b.done
+	b.stop = nil
+	b.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
+}
+
+func (b *Bar) draw(final bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	el := time.Since(b.start).Seconds()
+	docs, by := b.docs.Load(), b.bytes.Load()
+	if b.read != nil {
+		by = b.read()
+	}
+	var s strings.Builder
+	fmt.Fprintf(&s, "\r%-10s %10d docs %8.0f docs/s %7.1f MB/s", b.stage, docs, rate(float64(docs), el), rate(float64(by)/1e6, el))
+	if b.total > 0 {
+		frac := min(1, float64(by)/float64(b.total))
+		const width = 24
+		fill := int(frac * width)
+		fmt.Fprintf(&s, " [%s%s] %3.0f%%", strings.Repeat("=", fill), strings.Repeat(" ", width-fill), 100*frac)
+		if frac > 0 && !final {
+			left := time.Duration(el/frac*(1-frac)) * time.Second
+			fmt.Fprintf(&s, " ETA %s", left.Round(time.Second))
+		}
+	}
+	if final {
+		fmt.Fprintf(&s, " %.1fs\n", el)
+	} else {
+		s.WriteString("   ")
+	}
+	io.WriteString(b.w, s.String())
+}
+
+func rate(x, sec float64) float64 {
+	if sec <= 0 {
+		return 0
+	}
+	return x / sec
+}
