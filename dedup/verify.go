@@ -3,12 +3,10 @@ package dedup
 import (
 	"context"
 	"slices"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/ordered"
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/shingle"
 )
@@ -19,75 +17,6 @@ type edge struct {
 	a, b  uint32
 	est   float64
 	exact float64
-}
-
-// pipeline runs produce sequentially, work on every job in parallel on
-// workers goroutines (each with its own state from newWorker), and consume
-// on the results in the order produce emitted the jobs.
-func pipeline[J, R any](ctx context.Context, workers int, produce func(emit func(J) error) error, newWorker func() func(J) (R, error), consume func(R) error) error {
-	type item struct {
-		seq int
-		job J
-		res R
-	}
-	g, ctx := errgroup.WithContext(ctx)
-	jobs := make(chan item, workers)
-	results := make(chan item, workers)
-	g.Go(func() error {
-		defer close(jobs)
-		seq := 0
-		return produce(func(j J) error {
-			select {
-			case jobs <- item{seq: seq, job: j}:
-				seq++
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-	})
-	var wg sync.WaitGroup
-	for range workers {
-		work := newWorker()
-		wg.Add(1)
-		g.Go(func() error {
-			defer wg.Done()
-			for it := range jobs {
-				res, err := work(it.job)
-				if err != nil {
-					return err
-				}
-				it.res = res
-				select {
-				case results <- it:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			return nil
-		})
-	}
-	go func() { wg.Wait(); close(results) }()
-	g.Go(func() error {
-		pending := map[int]item{}
-		next := 0
-		for it := range results {
-			pending[it.seq] = it
-			for {
-				p, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if err := consume(p.res); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
-	return g.Wait()
 }
 
 // verify checks every candidate pair and keeps the verified ones as edges.
@@ -108,7 +37,7 @@ func (r *run) verify(ctx context.Context) error {
 	params := r.opts.Params
 	t := r.opts.Threshold
 	mode := r.opts.Verify
-	return pipeline(ctx, r.opts.Workers,
+	return ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
 		},
@@ -194,7 +123,7 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 	feats := docstore.New(r.tmp, "features", r.opts.Memory/4)
 	const chunk = 64
 	pos := 0 // next document of need to store
-	err := pipeline(ctx, r.opts.Workers,
+	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint32) error) error {
 			for i := 0; i < len(need); i += chunk {
 				if err := emit(need[i:min(i+chunk, len(need))]); err != nil {

@@ -148,10 +148,10 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 }
 
 type source struct {
-	mem    []uint64
-	pos    int
-	f      *os.File
-	r      *bufio.Reader
+	mem  []uint64
+	pos  int
+	f    *os.File
+	r    *bufio.Reader
 	prev uint64
 	cur  uint64
 }
