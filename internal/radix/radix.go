@@ -17,6 +17,8 @@
 // them into up to 256 buckets small enough to stay in cache, and each bucket
 // is sorted recursively the same way. Every pass also checks its histogram
 // and skips a digit that is constant within the (sub)input.
+// [SortKeyParallel] splits the first most-significant-digit pass and the
+// bucket sorts over goroutines, with the same result.
 package radix
 
 import (

@@ -192,6 +192,15 @@ func BenchmarkSort(b *testing.B) {
 				}
 				sink = data
 			})
+			b.Run(fmt.Sprintf("parallel2/%s/n=%d", kind, n), func(b *testing.B) {
+				b.SetBytes(int64(8 * n))
+				b.ReportAllocs()
+				for b.Loop() {
+					copy(data, orig)
+					scratch = SortKeyParallel(data, scratch, 0, 2)
+				}
+				sink = data
+			})
 			b.Run(fmt.Sprintf("slices/%s/n=%d", kind, n), func(b *testing.B) {
 				b.SetBytes(int64(8 * n))
 				b.ReportAllocs()
@@ -201,6 +210,30 @@ func BenchmarkSort(b *testing.B) {
 				}
 				sink = data
 			})
+		}
+	}
+}
+
+func TestSortKeyParallelMatchesSortKey(t *testing.T) {
+	sizes := []int{100, LSDMax + 1, 3*LSDMax + 17}
+	kinds := []string{"random", "pairs", "skewed", "highbits", "constant", "dups"}
+	if testing.Short() || raceEnabled {
+		sizes, kinds = sizes[:2], kinds[:3]
+	}
+	for _, kind := range kinds {
+		for _, n := range sizes {
+			for _, shift := range []uint{0, 20} {
+				orig := gen(kind, n, uint64(n)+7)
+				want := slices.Clone(orig)
+				SortKey(want, nil, shift)
+				for _, workers := range []int{0, 2, 3, 8} {
+					got := slices.Clone(orig)
+					SortKeyParallel(got, nil, shift, workers)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s/n=%d/shift=%d: SortKeyParallel(workers=%d) differs from SortKey", kind, n, shift, workers)
+					}
+				}
+			}
 		}
 	}
 }

@@ -1,0 +1,312 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Edge links two documents, by input index, with their similarity: a
+// verified candidate pair. Edges are undirected; A and B may come in either
+// order, and an edge may repeat (it counts if any copy reaches the
+// threshold). Self-loops (A == B) are ignored.
+type Edge struct {
+	A, B uint32
+	Sim  float64
+}
+
+// MaxDocs is the largest document count accepted: indices are uint32, and
+// one value is reserved.
+const MaxDocs = math.MaxUint32
+
+// Options configures Components and Star. The zero value, and nil, ask for
+// the defaults.
+type Options struct {
+	// Threshold is the similarity floor: edges with Sim below it are
+	// ignored. 0 means the default, 0 (every edge counts); drivers usually
+	// pass the verification threshold. It must not be NaN.
+	Threshold float64
+
+	// Keep is the keep policy choosing each cluster's kept document. The
+	// zero value means the default, KeepFirst (the lowest index).
+	Keep Policy
+}
+
+// EnsureDefaults returns o, or new Options if o is nil; the zero values of
+// the fields are already their defaults. It is nil-safe.
+func (o *Options) EnsureDefaults() *Options {
+	if o == nil {
+		o = &Options{}
+	}
+	return o
+}
+
+// Validate reports whether o is usable; errors wrap ErrInvalidOptions or
+// ErrInvalidPolicy. It is nil-safe.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	if math.IsNaN(o.Threshold) {
+		return fmt.Errorf("%w: Threshold is NaN", ErrInvalidOptions)
+	}
+	return o.Keep.Validate()
+}
+
+// Cluster is one group of two or more documents.
+type Cluster struct {
+	// Kept is the document the cluster keeps: the best by the keep policy
+	// (Components) or the centre (Star).
+	Kept uint32
+	// Members are the cluster's documents, Kept included, ascending.
+	Members []uint32
+}
+
+// Result is a clustering of n documents: the clusters of two or more
+// documents, ordered by their lowest member; every other document is a
+// singleton and is kept. A Result is immutable once returned and safe for
+// concurrent reads. The Members slices share one backing array owned by the
+// Result; do not modify them.
+type Result struct {
+	Clusters []Cluster
+	Metrics  Metrics
+
+	of []uint32 // cluster index per document, or noCluster
+}
+
+const noCluster = math.MaxUint32
+
+// ClusterOf returns the index in Clusters of doc's cluster, or −1 if doc is
+// a singleton (or out of range).
+func (r *Result) ClusterOf(doc uint32) int {
+	if int(doc) >= len(r.of) || r.of[doc] == noCluster {
+		return -1
+	}
+	return int(r.of[doc])
+}
+
+// IsKept reports whether doc survives deduplication: it is a singleton or
+// its cluster's kept document. Out-of-range documents report false.
+func (r *Result) IsKept(doc uint32) bool {
+	if int(doc) >= len(r.of) {
+		return false
+	}
+	c := r.of[doc]
+	return c == noCluster || r.Clusters[c].Kept == doc
+}
+
+// AppendRemoved appends the documents that are not kept, ascending, to dst
+// and returns the extended slice.
+func (r *Result) AppendRemoved(dst []uint32) []uint32 {
+	for d, c := range r.of {
+		if c != noCluster && r.Clusters[c].Kept != uint32(d) {
+			dst = append(dst, uint32(d))
+		}
+	}
+	return dst
+}
+
+// Metrics summarises a clustering. It is a plain value; Sizes is owned by
+// the Result.
+type Metrics struct {
+	Docs      int         // documents clustered, n
+	Edges     int         // edges given, repeats and self-loops included
+	Used      int         // edges at or above the threshold between distinct documents
+	Clusters  int         // clusters of two or more documents
+	Clustered int         // documents in those clusters
+	Removed   int         // documents not kept: Clustered − Clusters
+	Largest   int         // size of the largest cluster, 0 if none
+	Sizes     []SizeCount // how many clusters have each size, by size ascending
+}
+
+// SizeCount is one bar of the cluster-size histogram.
+type SizeCount struct {
+	Size, Count int
+}
+
+// RemovedFraction returns Removed/Docs, the share of documents removed as
+// near-duplicates, or 0 for no documents.
+func (m Metrics) RemovedFraction() float64 {
+	if m.Docs == 0 {
+		return 0
+	}
+	return float64(m.Removed) / float64(m.Docs)
+}
+
+// String returns the metrics as an aligned table, the size histogram last.
+func (m Metrics) String() string {
+	var sb strings.Builder
+	row := func(name string, v any) { fmt.Fprintf(&sb, "%-12s %12v\n", name, v) }
+	row("docs", m.Docs)
+	row("edges", m.Edges)
+	row("used edges", m.Used)
+	row("clusters", m.Clusters)
+	row("clustered", m.Clustered)
+	row("removed", m.Removed)
+	row("removed %", fmt.Sprintf("%.2f", 100*m.RemovedFraction()))
+	row("largest", m.Largest)
+	for _, s := range m.Sizes {
+		fmt.Fprintf(&sb, "size %-7d %12d\n", s.Size, s.Count)
+	}
+	return sb.String()
+}
+
+// checkInput validates n, the options, and the edges, and counts the used
+// edges.
+func checkInput(n int, edges []Edge, opts *Options) (used int, err error) {
+	if n < 0 || n > MaxDocs {
+		return 0, fmt.Errorf("%w: n = %d; must be in 0..%d", ErrInvalidOptions, n, MaxDocs)
+	}
+	if err := opts.Validate(); err != nil {
+		return 0, err
+	}
+	t := opts.EnsureDefaults().Threshold
+	for i, e := range edges {
+		if int(e.A) >= n || int(e.B) >= n {
+			return 0, fmt.Errorf("%w: edges[%d] = (%d, %d) with n = %d documents", ErrInvalidEdge, i, e.A, e.B, n)
+		}
+		if math.IsNaN(e.Sim) {
+			return 0, fmt.Errorf("%w: edges[%d] = (%d, %d) has a NaN similarity", ErrInvalidEdge, i, e.A, e.B)
+		}
+		if e.A != e.B && e.Sim >= t {
+			used++
+		}
+	}
+	return used, nil
+}
+
+// Components clusters n documents into the connected components of the
+// edges at or above opts.Threshold, using a union-find in which the larger
+// root always joins the smaller, so each component's root is its lowest
+// member whatever the edge order. Each cluster keeps its best document by
+// opts.Keep, reading attrs (nil for KeepFirst).
+//
+// Components chains: documents A and Z end in one cluster whenever a path of
+// edges joins them, however unrelated they are. Use Star when that matters.
+// Time is O(n + E·α(n)); memory is 8 bytes per document plus 4 per
+// clustered document. Errors wrap
+// ErrInvalidEdge, ErrInvalidOptions, ErrInvalidPolicy or ErrMissingAttrs.
+// The result depends only on n, the set of edges, attrs and opts.
+func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
+	used, err := checkInput(n, edges, opts)
+	if err != nil {
+		return nil, err
+	}
+	opts = opts.EnsureDefaults()
+	rank, err := newRanker(opts.Keep, n, attrs)
+	if err != nil {
+		return nil, err
+	}
+	parent := make([]uint32, n)
+	for i := range parent {
+		parent[i] = uint32(i)
+	}
+	find := func(x uint32) uint32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]] // path halving
+			x = parent[x]
+		}
+		return x
+	}
+	for _, e := range edges {
+		if e.A == e.B || !(e.Sim >= opts.Threshold) {
+			continue
+		}
+		a, b := find(e.A), find(e.B)
+		switch {
+		case a < b:
+			parent[b] = a
+		case b < a:
+			parent[a] = b
+		}
+	}
+	// Label each document with its root, the component's lowest member; a
+	// root's parent entry then counts its component.
+	rep := make([]uint32, n)
+	for i := range rep {
+		rep[i] = find(uint32(i))
+	}
+	size := parent
+	clear(size)
+	for _, r := range rep {
+		size[r]++
+	}
+	for i, r := range rep {
+		if size[r] < 2 {
+			rep[i] = noCluster
+		}
+	}
+	res := build(n, rep, size)
+	for c := range res.Clusters {
+		cl := &res.Clusters[c]
+		best := cl.Members[0]
+		for _, d := range cl.Members[1:] {
+			if rank.before(d, best) {
+				best = d
+			}
+		}
+		cl.Kept = best
+	}
+	res.Metrics.Edges, res.Metrics.Used = len(edges), used
+	return res, nil
+}
+
+// build turns per-document group labels (a representative document, or
+// noCluster for singletons) into a Result whose clusters are ordered by
+// their lowest member and whose Kept is the representative. scratch is n
+// uint32s of working memory; rep is reused as the Result's cluster index
+// per document.
+func build(n int, rep, scratch []uint32) *Result {
+	// Number the groups in order of their lowest member.
+	index := scratch // representative → cluster index
+	for i := range index {
+		index[i] = noCluster
+	}
+	var sizes []int
+	var reps []uint32
+	for _, r := range rep {
+		if r == noCluster {
+			continue
+		}
+		if index[r] == noCluster {
+			index[r] = uint32(len(sizes))
+			sizes = append(sizes, 0)
+			reps = append(reps, r)
+		}
+		sizes[index[r]]++
+	}
+	res := &Result{Clusters: make([]Cluster, len(sizes))}
+	clustered := 0
+	for _, s := range sizes {
+		clustered += s
+	}
+	backing := make([]uint32, clustered)
+	off := 0
+	for c, s := range sizes {
+		res.Clusters[c] = Cluster{Kept: reps[c], Members: backing[off : off : off+s]}
+		off += s
+	}
+	// Visiting documents in order appends each cluster's members ascending.
+	for d, r := range rep {
+		if r == noCluster {
+			continue
+		}
+		c := index[r]
+		rep[d] = c
+		res.Clusters[c].Members = append(res.Clusters[c].Members, uint32(d))
+	}
+	res.of = rep
+
+	m := &res.Metrics
+	m.Docs, m.Clusters, m.Clustered, m.Removed = n, len(sizes), clustered, clustered-len(sizes)
+	slices.Sort(sizes)
+	for i, s := range sizes {
+		if i == 0 || s != sizes[i-1] {
+			m.Sizes = append(m.Sizes, SizeCount{Size: s})
+		}
+		m.Sizes[len(m.Sizes)-1].Count++
+		m.Largest = s
+	}
+	return res
+}
