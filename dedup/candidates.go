@@ -18,13 +18,13 @@ import (
 func (r *run) candidates(ctx context.Context) error {
 	r.bar.Stage("candidates", -1, nil)
 	defer r.bar.Finish()
+	r.rep.Spill.EntryRuns = r.entries.Runs()
+	r.rep.Spill.EntryBytes = r.entries.SpilledBytes()
 	it, err := r.entries.Iter(false)
 	if err != nil {
 		return err
 	}
 	defer it.Close()
-	r.rep.Spill.EntryRuns = r.entries.Runs()
-	r.rep.Spill.EntryBytes = r.entries.SpilledBytes()
 
 	g, err := lsh.NewGrouper(docBits, &lsh.CandidateOptions{Cap: r.opts.BucketCap})
 	if err != nil {
