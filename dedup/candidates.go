@@ -30,7 +30,7 @@ func (r *run) candidates(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	sorter := extsort.New(r.tmp, "pairs", int(r.opts.Memory/16/8))
+	sorter := extsort.New(r.tmp, "pairs", int(r.opts.Memory/32/8))
 	chunk := make([]uint64, 0, 1<<14)
 	var pairs []uint64
 	flush := func() error {

@@ -97,20 +97,20 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	}
 
 	// The budget: a quarter for band-key entries (half buffer, half sort
-	// scratch), a quarter for stored texts, an eighth each for signatures and
-	// candidate pairs; the rest is headroom for the garbage collector, worker
-	// buffers and per-document bookkeeping.
+	// scratch), an eighth each for stored texts and (later) feature sets, a
+	// sixteenth each for signatures and candidate pairs. The rest is for
+	// per-document bookkeeping, batches in flight and the garbage collector,
+	// which is told to keep the whole heap within the budget (restored when
+	// done): live data peaks near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
-	r.sigs = docstore.New(tmp, "sigs", m/8)
+	r.sigs = docstore.New(tmp, "sigs", m/16)
 	defer r.sigs.Close()
 	if o.Verify == VerifyExact {
-		r.texts = docstore.New(tmp, "texts", m/4)
+		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
 	}
-	// Let the garbage collector work harder rather than outgrow the budget
-	// (restored when done).
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(m + m/2))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(m))
 
 	stages := []struct {
 		name string

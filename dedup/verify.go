@@ -120,7 +120,7 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.Stage("features", -1, nil)
 	defer r.bar.Finish()
-	feats := docstore.New(r.tmp, "features", r.opts.Memory/4)
+	feats := docstore.New(r.tmp, "features", r.opts.Memory/8)
 	const chunk = 64
 	pos := 0 // next document of need to store
 	err := ordered.Pipeline(ctx, r.opts.Workers,

@@ -1,0 +1,145 @@
+// Command gencorpus writes a synthetic but realistic JSONL corpus for
+// benchmarks and scale tests: documents are made of real English sentences
+// (from the bundled news sample) shuffled into new articles, and a fraction of
+// them are planted near duplicates of earlier ones with word-level edits.
+// The output depends only on the flags.
+//
+//	go run ./internal/tools/gencorpus -size 1GB -o /tmp/big.jsonl
+//	go run ./internal/tools/gencorpus -docs 10000 -dup 0.3 -o corpus.jsonl
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strings"
+
+	"github.com/neardup/neardup/dedup"
+)
+
+func main() {
+	src := flag.String("source", "testdata/articles_1000.jsonl", "JSONL whose texts supply the sentences")
+	out := flag.String("o", "-", "output file, - for standard output")
+	docs := flag.Int("docs", 0, "number of documents (or use -size)")
+	size := flag.String("size", "", "approximate output size, e.g. 1GB (instead of -docs)")
+	dup := flag.Float64("dup", 0.2, "fraction of documents that are near duplicates of an earlier one")
+	maxEdit := flag.Float64("max-edit", 0.1, "largest fraction of words edited in a near duplicate")
+	sentences := flag.Int("sentences", 12, "mean sentences per document")
+	seed := flag.Uint64("seed", 1, "random seed")
+	flag.Parse()
+	if err := run(*src, *out, *docs, *size, *dup, *maxEdit, *sentences, *seed); err != nil {
+		fmt.Fprintln(os.Stderr, "gencorpus:", err)
+		os.Exit(1)
+	}
+}
+
+func run(src, out string, docs int, size string, dup, maxEdit float64, meanSent int, seed uint64) error {
+	pool, err := loadSentences(src)
+	if err != nil {
+		return err
+	}
+	var limit int64
+	if size != "" {
+		if limit, err = dedup.ParseBytes(size); err != nil {
+			return err
+		}
+	}
+	if docs <= 0 && limit <= 0 {
+		return fmt.Errorf("give -docs or -size")
+	}
+	var w io.Writer = os.Stdout
+	if out != "-" {
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	defer bw.Flush()
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	// Keep a window of recent originals to copy from, so memory stays flat.
+	const window = 4096
+	recent := make([]string, 0, window)
+	var written int64
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	for i := 0; (docs > 0 && i < docs) || (docs <= 0 && written < limit); i++ {
+		var text string
+		if len(recent) > 0 && r.Float64() < dup {
+			text = mutate(r, recent[r.IntN(len(recent))], r.Float64()*maxEdit)
+		} else {
+			n := 1 + r.IntN(2*meanSent)
+			parts := make([]string, n)
+			for j := range parts {
+				parts[j] = pool[r.IntN(len(pool))]
+			}
+			text = strings.Join(parts, " ")
+			if len(recent) < window {
+				recent = append(recent, text)
+			} else {
+				recent[r.IntN(window)] = text
+			}
+		}
+		rec := struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}{fmt.Sprintf("g%09d", i), text}
+		if err := enc.Encode(rec); err != nil {
+			return err
+		}
+		written += int64(len(text) + len(rec.ID) + 22)
+	}
+	return bw.Flush()
+}
+
+func loadSentences(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var pool []string
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var rec struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, err
+		}
+		for _, s := range strings.SplitAfter(rec.Text, ". ") {
+			if s = strings.TrimSpace(s); len(s) > 20 {
+				pool = append(pool, s)
+			}
+		}
+	}
+	if len(pool) == 0 {
+		return nil, fmt.Errorf("%s: no sentences", path)
+	}
+	return pool, sc.Err()
+}
+
+// mutate edits about rate of the words: replace, delete or insert.
+func mutate(r *rand.Rand, text string, rate float64) string {
+	words := strings.Fields(text)
+	out := make([]string, 0, len(words)+8)
+	for _, w := range words {
+		if r.Float64() >= rate {
+			out = append(out, w)
+			continue
+		}
+		switch r.IntN(3) {
+		case 0:
+			out = append(out, fmt.Sprintf("edit%d", r.IntN(1e6)))
+		case 1:
+		default:
+			out = append(out, w, fmt.Sprintf("ins%d", r.IntN(1e6)))
+		}
+	}
+	return strings.Join(out, " ")
+}
