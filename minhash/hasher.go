@@ -41,6 +41,7 @@ type Hasher struct {
 	// KHash coefficients, a_i in [1, p), b_i in [0, p).
 	a, b []uint64
 
+	pushed  int64          // features pushed since Reset
 	buf     []uint64       // feature chunk for SignText
 	push    func([]uint64) // h.Push, bound once so SignText does not allocate
 	metrics Metrics
@@ -143,6 +144,7 @@ func (h *Hasher) Metrics() Metrics { return h.metrics }
 
 // Reset starts a new, empty set.
 func (h *Hasher) Reset() {
+	h.pushed = 0
 	for i := range h.mins {
 		h.mins[i] = empty
 	}
@@ -154,6 +156,7 @@ func (h *Hasher) Reset() {
 // integers first, e.g. with xxh3).
 func (h *Hasher) Push(features []uint64) {
 	h.metrics.Features += int64(len(features))
+	h.pushed += int64(len(features))
 	if h.p.Scheme == KHash {
 		h.pushKHash(features)
 		return
@@ -214,6 +217,10 @@ func khash(a, b, x uint64) uint64 {
 	}
 	return v
 }
+
+// Empty reports whether no feature has been pushed since Reset: the set is
+// empty and its signature is all ones.
+func (h *Hasher) Empty() bool { return h.pushed == 0 }
 
 // AppendSignature finishes the current set into a packed Signature appended
 // to dst (Params.Words() words). The set itself is kept, so more features may

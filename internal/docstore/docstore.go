@@ -1,8 +1,8 @@
-// Package docstore keeps one variable-length record of uint64 values per
-// document (a sorted feature set, a packed signature) in a virtual array that
-// lives in memory up to a budget and spills whole chunks to a temporary file
-// past it. The batch dedup driver appends records in document order and later
-// reads them back, by document, to verify candidate pairs.
+// Package docstore keeps one variable-length record per document (its text, a
+// packed signature, a sorted feature set) in a virtual byte array that lives in
+// memory up to a budget and spills whole chunks to a temporary file past it.
+// The batch dedup driver appends records in document order and later reads
+// them back, by document, to verify candidate pairs.
 package docstore
 
 import (
@@ -12,13 +12,13 @@ import (
 	"unsafe"
 )
 
-// chunkVals is the size of a chunk in values (8 MiB).
-const chunkVals = 1 << 20
+// chunkSize is the size of a chunk in bytes.
+const chunkSize = 8 << 20
 
 type chunk struct {
-	mem  []uint64 // nil once spilled
-	file int64    // byte offset in the spill file, when spilled
-	n    int      // values in the chunk
+	mem  []byte // nil once spilled
+	file int64  // byte offset in the spill file, when spilled
+	n    int    // values in the chunk
 }
 
 // Store is an append-only list of records. Appends are not safe for
@@ -28,34 +28,38 @@ type Store struct {
 	budget      int64 // bytes of chunks kept in memory
 	inMem       int64
 	chunks      []chunk
-	offs        []int64 // record i is values offs[i]..offs[i+1]
+	offs        []int64 // record i is bytes offs[i]..offs[i+1]
 	total       int64
 	spillNext   int // first chunk not yet spilled
 	f           *os.File
 	fileSize    int64
 }
 
-// New returns a Store keeping at most budget bytes of values in memory,
-// spilling to a file in dir (os.TempDir() if empty) whose name starts with prefix.
+// New returns a Store keeping at most budget bytes of records in memory (but
+// always two chunks of 8 MiB), spilling to a file in dir (os.TempDir() if
+// empty) whose name starts with prefix.
 func New(dir, prefix string, budget int64) *Store {
-	return &Store{dir: dir, prefix: prefix, budget: max(budget, 2*chunkVals*8), offs: []int64{0}}
+	return &Store{dir: dir, prefix: prefix, budget: max(budget, 2*chunkSize), offs: []int64{0}}
 }
 
 // Len is the number of records.
 func (s *Store) Len() int { return len(s.offs) - 1 }
 
-// Values is the total number of values stored.
-func (s *Store) Values() int64 { return s.total }
+// Size is the total number of bytes stored.
+func (s *Store) Size() int64 { return s.total }
+
+// MemoryBytes is the memory held by chunks not spilled.
+func (s *Store) MemoryBytes() int64 { return s.inMem }
 
 // SpilledBytes is the size of the spill file.
 func (s *Store) SpilledBytes() int64 { return s.fileSize }
 
 // Append adds a record and returns its index.
-func (s *Store) Append(vals []uint64) (int, error) {
+func (s *Store) Append(vals []byte) (int, error) {
 	for len(vals) > 0 {
-		if len(s.chunks) == 0 || s.chunks[len(s.chunks)-1].n == chunkVals {
-			s.chunks = append(s.chunks, chunk{mem: make([]uint64, chunkVals)})
-			s.inMem += chunkVals * 8
+		if len(s.chunks) == 0 || s.chunks[len(s.chunks)-1].n == chunkSize {
+			s.chunks = append(s.chunks, chunk{mem: make([]byte, chunkSize)})
+			s.inMem += chunkSize
 			if err := s.enforce(); err != nil {
 				return 0, err
 			}
@@ -83,42 +87,67 @@ func (s *Store) enforce() error {
 			os.Remove(f.Name())
 			s.f = f
 		}
-		b := unsafe.Slice((*byte)(unsafe.Pointer(&c.mem[0])), c.n*8)
+		b := c.mem[:c.n]
 		if _, err := s.f.WriteAt(b, s.fileSize); err != nil {
 			return fmt.Errorf("docstore: spill: %w", err)
 		}
 		c.file = s.fileSize
 		s.fileSize += int64(len(b))
 		c.mem = nil
-		s.inMem -= chunkVals * 8
+		s.inMem -= chunkSize
 		s.spillNext++
 	}
 	return nil
 }
 
 // Get appends record i to dst and returns it.
-func (s *Store) Get(dst []uint64, i int) ([]uint64, error) {
+func (s *Store) Get(dst []byte, i int) ([]byte, error) {
 	lo, hi := s.offs[i], s.offs[i+1]
 	for lo < hi {
-		ci := int(lo / chunkVals)
-		at := int(lo % chunkVals)
-		n := int(min(hi-lo, int64(chunkVals-at)))
+		ci := int(lo / chunkSize)
+		at := int(lo % chunkSize)
+		n := int(min(hi-lo, int64(chunkSize-at)))
 		c := &s.chunks[ci]
 		if c.mem != nil {
 			dst = append(dst, c.mem[at:at+n]...)
 		} else {
-			// The spill file holds native-order values written by this
-			// process, so they are read back as they are.
 			start := len(dst)
 			dst = slices.Grow(dst, n)[:start+n]
-			b := unsafe.Slice((*byte)(unsafe.Pointer(&dst[start])), n*8)
-			if _, err := s.f.ReadAt(b, c.file+int64(at)*8); err != nil {
+			if _, err := s.f.ReadAt(dst[start:], c.file+int64(at)); err != nil {
 				return dst[:start], fmt.Errorf("docstore: read record %d: %w", i, err)
 			}
 		}
 		lo += int64(n)
 	}
 	return dst, nil
+}
+
+// RecordLen returns the length in bytes of record i.
+func (s *Store) RecordLen(i int) int { return int(s.offs[i+1] - s.offs[i]) }
+
+// AppendUint64s adds a record of uint64 values (in native byte order: the
+// store is private to one process) and returns its index.
+func (s *Store) AppendUint64s(vals []uint64) (int, error) {
+	if len(vals) == 0 {
+		return s.Append(nil)
+	}
+	return s.Append(unsafe.Slice((*byte)(unsafe.Pointer(&vals[0])), 8*len(vals)))
+}
+
+// GetUint64s appends record i, written by AppendUint64s, to dst.
+func (s *Store) GetUint64s(dst []uint64, i int) ([]uint64, error) {
+	n := s.RecordLen(i) / 8
+	start := len(dst)
+	dst = slices.Grow(dst, n)[:start+n]
+	if n == 0 {
+		return dst, nil
+	}
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&dst[start])), 8*n)
+	got, err := s.Get(b[:0], i)
+	if err == nil && len(got) != len(b) {
+		err = fmt.Errorf("docstore: record %d: %d bytes, want %d", i, len(got), len(b))
+	}
+	return dst, err
 }
 
 // Close releases the spill file.

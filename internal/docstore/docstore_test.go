@@ -15,12 +15,12 @@ func TestStoreSpillsAndReads(t *testing.T) {
 		for i := 0; i < 600; i++ {
 			rec := make([]uint64, r.IntN(3000))
 			if i%200 == 0 {
-				rec = make([]uint64, chunkVals+17) // spans chunks
+				rec = make([]uint64, chunkSize/8+17) // spans chunks
 			}
 			for j := range rec {
 				rec[j] = r.Uint64()
 			}
-			idx, err := s.Append(rec)
+			idx, err := s.AppendUint64s(rec)
 			if err != nil || idx != i {
 				t.Fatalf("Append: %d, %v", idx, err)
 			}
@@ -40,7 +40,7 @@ func TestStoreSpillsAndReads(t *testing.T) {
 				var buf []uint64
 				for i := g; i < len(want); i += 4 {
 					var err error
-					buf, err = s.Get(buf[:0], i)
+					buf, err = s.GetUint64s(buf[:0], i)
 					if err != nil || !slices.Equal(buf, want[i]) {
 						t.Errorf("record %d: err %v, equal %v", i, err, slices.Equal(buf, want[i]))
 						return
