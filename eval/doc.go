@@ -53,10 +53,10 @@
 //
 // Verification. A surviving candidate's overlap is its counted prefix
 // matches plus the matches after the last of them: every other shared token
-// lies beyond it in both sets. x's tokens are put in a bitmap and y's
-// remaining tokens are tested against it, stopping as soon as the misses show
-// that α can no longer be reached. Overlaps of accepted pairs are therefore
-// complete and exact.
+// lies beyond it in both sets. The remaining tokens are counted by a merge
+// or, when several candidates survive, by testing y's against a bitmap of
+// x's, stopping as soon as the misses show that α can no longer be reached.
+// Overlaps of accepted pairs are therefore complete and exact.
 //
 // # Why the result is exact
 //
