@@ -11,7 +11,7 @@ import (
 
 // benchDocs returns the bundled sample corpus (1,000 news articles, ASCII,
 // 1.5 MB): real text, not random bytes.
-func benchDocs(b *testing.B) (docs [][]byte, total int64) {
+func benchDocs(b testing.TB) (docs [][]byte, total int64) {
 	f, err := os.Open("../testdata/articles_1000.jsonl")
 	if err != nil {
 		b.Fatal(err)
@@ -56,11 +56,13 @@ func BenchmarkSignText(b *testing.B) {
 				dst := make(Signature, 0, h.Params().Words())
 				b.SetBytes(total)
 				b.ReportAllocs()
+				c0 := cpuTime()
 				for b.Loop() {
 					for _, d := range docs {
 						dst = h.SignText(dst[:0], sh, d)
 					}
 				}
+				reportCPU(b, total, cpuTime()-c0)
 			})
 		}
 	}

@@ -3,8 +3,10 @@ package minhash
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 
+	"github.com/neardup/neardup/internal/fused"
 	"github.com/neardup/neardup/shingle"
 )
 
@@ -29,8 +31,9 @@ const chunk = 512
 type Hasher struct {
 	p Params
 
-	mins []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
-	fill []uint64 // densified copy of mins, packed from
+	mins    []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
+	fill    []uint64 // densified copy of mins, packed from
+	empties []int32  // the empty bins, for densification
 
 	// OnePermutation: a feature f goes to bin binOf(f·mult) with value f·mult.
 	mult  uint64
@@ -42,7 +45,8 @@ type Hasher struct {
 	a, b []uint64
 
 	pushed  int64          // features pushed since Reset
-	buf     []uint64       // feature chunk for SignText
+	bins    fused.Bins     // mins as SignText's fused path sees them (power-of-two K)
+	buf     []uint64       // feature chunk for SignText's other paths
 	push    func([]uint64) // h.Push, bound once so SignText does not allocate
 	metrics Metrics
 }
@@ -103,7 +107,7 @@ func NewHasher(p Params) (*Hasher, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), buf: make([]uint64, 0, chunk)}
+	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), empties: make([]int32, p.K), buf: make([]uint64, 0, chunk)}
 	state := p.Seed
 	switch p.Scheme {
 	case OnePermutation:
@@ -111,6 +115,7 @@ func NewHasher(p Params) (*Hasher, error) {
 		h.dseed = splitmix64(&state)
 		if p.K&(p.K-1) == 0 {
 			h.shift = uint(64 - bits.TrailingZeros(uint(p.K)))
+			h.bins = fused.Bins{Mins: h.mins, Mult: h.mult, Shift: h.shift}
 		}
 	case KHash:
 		h.a = make([]uint64, p.K)
@@ -142,11 +147,20 @@ func (h *Hasher) Params() Params { return h.p }
 // Metrics returns what the Hasher has counted so far.
 func (h *Hasher) Metrics() Metrics { return h.metrics }
 
+// allEmpty is a block of empty bins for Reset to copy (copy is vectorised;
+// a loop of stores is not).
+var allEmpty = func() (a [256]uint64) {
+	for i := range a {
+		a[i] = empty
+	}
+	return a
+}()
+
 // Reset starts a new, empty set.
 func (h *Hasher) Reset() {
 	h.pushed = 0
-	for i := range h.mins {
-		h.mins[i] = empty
+	for m := h.mins; len(m) > 0; {
+		m = m[copy(m, allEmpty[:]):]
 	}
 }
 
@@ -229,20 +243,21 @@ func (h *Hasher) AppendSignature(dst Signature) Signature {
 	h.metrics.Signatures++
 	slots := h.mins
 	if h.p.Scheme == OnePermutation {
-		nonEmpty := 0
-		for _, v := range h.mins {
-			if v != empty {
-				nonEmpty++
-			}
+		// List the empty bins without a branch per bin: which bins are
+		// empty is random, so a branch would mispredict.
+		e, n := h.empties, 0
+		for i, v := range h.mins {
+			e[n] = int32(i)
+			n += b2i(v == empty)
 		}
 		h.metrics.Bins += int64(len(h.mins))
-		h.metrics.EmptyBins += int64(len(h.mins) - nonEmpty)
-		if nonEmpty > 0 && nonEmpty < len(h.mins) {
+		h.metrics.EmptyBins += int64(n)
+		if n > 0 && n < len(h.mins) {
 			copy(h.fill, h.mins)
-			densify(h.fill, h.mins, h.dseed)
+			densify(h.fill, h.mins, h.dseed, e[:n])
 			slots = h.fill
 		}
-		if nonEmpty == 0 {
+		if n == len(h.mins) {
 			h.metrics.EmptySets++
 		}
 	} else if h.mins[0] == empty {
@@ -258,12 +273,21 @@ func (h *Hasher) Sign(dst Signature, features []uint64) Signature {
 	return h.AppendSignature(dst)
 }
 
-// SignText shingles text with sh and appends its signature to dst, passing
-// the features to the bins in small chunks so they never leave the cache. It
-// does not allocate.
+// SignText shingles text with sh and appends its signature to dst: the
+// signature of Sign over sh.AppendFeatures(nil, text), without holding the
+// features. For one-permutation hashing with K a power of two (the default),
+// the shingler bins each feature in the loop that hashes it (package
+// internal/fused); otherwise features reach the bins in small chunks that
+// stay in the cache. It does not allocate.
 func (h *Hasher) SignText(dst Signature, sh *shingle.Shingler, text []byte) Signature {
 	h.Reset()
-	h.buf = sh.Stream(text, h.buf, h.push)
+	if h.bins.Mins != nil {
+		n := int64(fused.AddText(sh, text, &h.bins))
+		h.pushed += n
+		h.metrics.Features += n
+	} else {
+		h.buf = sh.Stream(text, h.buf, h.push)
+	}
 	return h.AppendSignature(dst)
 }
 
@@ -274,12 +298,11 @@ func (h *Hasher) SignText(dst Signature, sh *shingle.Shingler, text []byte) Sign
 // only on i and the seed, two sets' bin i agree exactly when the first bin of
 // the sequence that is non-empty in their union has its minimum in their
 // intersection, so every slot agrees with probability exactly J.
-func densify(fill, mins []uint64, dseed uint64) {
+//
+// empties lists the empty bins, in order.
+func densify(fill, mins []uint64, dseed uint64, empties []int32) {
 	k := uint64(len(mins))
-	for i, v := range mins {
-		if v != empty {
-			continue
-		}
+	for _, i := range empties {
 		for t := uint64(1); ; t++ {
 			j, _ := bits.Mul64(fmix64(dseed+uint64(i)<<32+t), k)
 			if mins[j] != empty {
@@ -299,10 +322,30 @@ func fmix64(x uint64) uint64 {
 	return x
 }
 
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // pack appends the low b bits of each slot, packed into words.
 func pack(dst Signature, slots []uint64, b int) Signature {
-	if b == 64 {
+	switch b {
+	case 64:
 		return append(dst, slots...)
+	case 32: // the default, two slots a word
+		n := len(dst)
+		dst = slices.Grow(dst, (len(slots)+1)/2)[:n+(len(slots)+1)/2]
+		out := dst[n:]
+		for i := range len(slots) / 2 {
+			out[i] = slots[2*i]&0xffffffff | slots[2*i+1]<<32
+		}
+		if len(slots)%2 == 1 {
+			out[len(out)-1] = slots[len(slots)-1] & 0xffffffff
+		}
+		return dst
 	}
 	mask := uint64(1)<<b - 1
 	var w uint64

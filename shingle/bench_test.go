@@ -61,11 +61,13 @@ func BenchmarkAppendFeatures(b *testing.B) {
 				b.SetBytes(total)
 				b.ReportAllocs()
 				var sink int
+				c0 := cpuTime()
 				for b.Loop() {
 					for _, d := range docs {
 						sink += len(s.AppendFeatures(dst[:0], d))
 					}
 				}
+				reportCPU(b, total, cpuTime()-c0)
 				b.ReportMetric(float64(sink)/float64(b.N)/float64(len(docs)), "features/doc")
 			})
 		}

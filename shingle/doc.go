@@ -48,12 +48,25 @@
 //
 // ASCII texts, the bulk of most corpora, skip steps 1 to 3 (they are the
 // identity there, bar ASCII lower-casing) and normalise through a 256-entry
-// table with a branch-free collapse of separators. Word and token boundaries are
-// found eight bytes at a time, and the xxh3 paths for inputs of up to 16 bytes
-// are inlined (hash.go); character 4- to 8-grams take their xxh3 from one 8-byte
-// load per position. Other texts take the general Unicode path. Both paths
-// produce identical features; the tests compare them with a slow reference
-// implementation written from the definition above.
+// table with a branch-free collapse of separators; on CPUs with AVX2, 32 bytes
+// at a time (nibble tables classify each byte, and a shuffle squeezes out the
+// separators that follow separators). Word and token units are hashed a
+// block at a time, then a second loop rolls the n-gram polynomial. The Go
+// loop finds where each unit ends and hashes it from the same 8-byte load,
+// computing both short xxh3 paths and keeping one without a branch; the AVX2
+// loop lists the units from a bitmap of the spaces and hashes four at a
+// time. Character 4- to 8-grams take their xxh3 from one 8-byte load per
+// position, or eight at a time in AVX2 registers. Other texts take the
+// general Unicode path.
+//
+// minhash.Hasher.SignText drives these loops straight into its
+// one-permutation bins (through package internal/fused), so features are
+// binned as they are hashed and never stored.
+//
+// The vector code is in simd_amd64.s; CPUs without AVX2, other
+// architectures and the purego build tag use the pure-Go loops. All paths
+// produce identical features: the tests compare them with each other and with
+// a slow reference implementation written from the definition above.
 //
 // # Presets
 //

@@ -28,11 +28,14 @@ const (
 	prime64_3 = 1609587929392839161
 )
 
+// rrmxmxMul is the multiplier of xxh3's rrmxmx mixer.
+const rrmxmxMul = 0x9fb21c651e98df25
+
 func rrmxmx(h, n uint64) uint64 {
 	h ^= bits.RotateLeft64(h, 49) ^ bits.RotateLeft64(h, 24)
-	h *= 0x9fb21c651e98df25
+	h *= rrmxmxMul
 	h ^= (h >> 35) + n
-	h *= 0x9fb21c651e98df25
+	h *= rrmxmxMul
 	h ^= h >> 28
 	return h
 }

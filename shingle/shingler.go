@@ -2,7 +2,6 @@ package shingle
 
 import (
 	"encoding/binary"
-	"math/bits"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -35,9 +34,19 @@ type Shingler struct {
 	// and sep[b] is 1 when that byte is a collapsing separator.
 	out [256]byte
 	sep [256]uint8
+	// foldTab holds the tables of the vector path of foldASCII, or is nil
+	// when the CPU or the spec does not allow it (simd_amd64.go).
+	foldTab *foldTables
+	// charK holds the constants of the vector character n-gram kernels, or
+	// is nil when the CPU, N or a key does not allow them.
+	charK *charConsts
 
-	powN uint64   // polyP^(N-1), to drop the oldest unit from the window
-	ring []uint64 // hashes of the last N units
+	powN uint64 // polyP^(N-1), to drop the oldest unit from the window
+	// unitHash holds a block of unit hashes for units, after the last N−1
+	// of the block before.
+	unitHash [unitBlock + MaxN - 1]uint64
+	unitK    *unitConsts // constants of the vector unit hashing, or nil
+	spans    *unitSpans  // its scratch, or nil
 
 	norm  []byte  // normalised text, followed by slack spaces
 	valid []byte  // text with invalid UTF-8 replaced (non-ASCII texts only)
@@ -48,6 +57,13 @@ type Shingler struct {
 	iter  norm.Iter
 
 	sink func([]uint64) // when set, full chunks are passed to it (Stream)
+
+	// addBins's state (bins.go): the bins, and for the paths that are not
+	// fused, binSink (s.addChunk bound once, so setting sink does not
+	// allocate) and a chunk buffer.
+	bins    binState
+	binSink func([]uint64)
+	scratch [256]uint64
 }
 
 // New returns a Shingler for the spec, or an error wrapping ErrInvalidSpec.
@@ -60,12 +76,16 @@ func New(spec Spec) (*Shingler, error) {
 		seed:     spec.Seed,
 		k48:      seed48(spec.Seed),
 		collapse: spec.Unit != Char || spec.FoldSpace,
-		ring:     make([]uint64, spec.N),
 		caser:    cases.Fold(),
 	}
+	s.binSink = s.addChunk
 	if spec.Key != nil {
 		s.keyed = true
 		s.k0, s.k1 = spec.Key.halves()
+	} else if spec.Unit == Char {
+		s.charK = newCharConsts(spec.N, s.k48)
+	} else if s.unitK = newUnitConsts(spec.Seed); s.unitK != nil {
+		s.spans = &unitSpans{}
 	}
 	s.powN = 1
 	for i := 1; i < spec.N; i++ {
@@ -82,6 +102,7 @@ func New(spec Spec) (*Shingler, error) {
 			s.sep[b] = 1
 		}
 	}
+	s.foldTab = newFoldTables(&s.out, &s.sep)
 	return s, nil
 }
 
@@ -186,13 +207,7 @@ func (s *Shingler) flush(dst []uint64, need int) []uint64 {
 }
 
 func (s *Shingler) features(dst []uint64, text []byte) []uint64 {
-	ascii := isASCII(text)
-	var n int
-	if ascii {
-		n = s.foldASCII(text)
-	} else {
-		n, ascii = s.foldUnicode(text)
-	}
+	n, ascii := s.normalise(text)
 	if n == 0 {
 		return dst
 	}
@@ -203,23 +218,16 @@ func (s *Shingler) features(dst []uint64, text []byte) []uint64 {
 		}
 		return s.charUnicode(dst, buf)
 	}
-	return s.units(dst, buf)
+	return s.units(dst, buf, nil)
 }
 
-// isASCII reports whether p has no byte ≥ 0x80, eight bytes at a time.
-func isASCII(p []byte) bool {
-	i := 0
-	for ; i+8 <= len(p); i += 8 {
-		if binary.LittleEndian.Uint64(p[i:])&0x8080808080808080 != 0 {
-			return false
-		}
+// normalise writes the normalised text to s.norm, followed by slack spaces,
+// and returns its length and whether it is ASCII.
+func (s *Shingler) normalise(text []byte) (int, bool) {
+	if n, ok := s.foldASCII(text); ok {
+		return n, true
 	}
-	for ; i < len(p); i++ {
-		if p[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
+	return s.foldUnicode(text)
 }
 
 // grow makes s.norm able to hold n bytes plus slack.
@@ -234,34 +242,6 @@ func (s *Shingler) grow(n int) {
 // words in the SWAR scan and are never read as text.
 func (s *Shingler) pad(n int) {
 	binary.LittleEndian.PutUint64(s.norm[n:], 0x2020202020202020)
-}
-
-// foldASCII normalises an ASCII text into s.norm by table and returns its
-// length. Separators collapse without a branch: a separator that follows a
-// separator is written but not kept.
-func (s *Shingler) foldASCII(text []byte) int {
-	s.grow(len(text))
-	d := s.norm[:len(text)+1]
-	j := 0
-	prev := uint8(1)
-	if !s.collapse {
-		for i, b := range text {
-			d[i] = s.out[b]
-		}
-		s.pad(len(text))
-		return len(text)
-	}
-	for _, b := range text {
-		sp := s.sep[b]
-		d[j] = s.out[b]
-		j += int(1 - sp&prev)
-		prev = sp
-	}
-	if prev == 1 && j > 0 {
-		j-- // drop the trailing separator
-	}
-	s.pad(j)
-	return j
 }
 
 // foldUnicode normalises a text with non-ASCII bytes into s.norm: invalid
@@ -360,88 +340,6 @@ func (s *Shingler) hash(p []byte) uint64 {
 		return siphash.Hash(s.k0, s.k1, p)
 	}
 	return xxh3Seed(p, s.seed, s.k48)
-}
-
-// units emits the word or token n-grams of buf: units separated by exactly
-// one space, none leading or trailing. Each unit is hashed once; an n-gram's
-// feature is fmix64 of the polynomial Σ t_j·P^(w−1−j) of its w unit hashes,
-// kept rolling so each position costs O(1).
-func (s *Shingler) units(dst []uint64, buf []byte) []uint64 {
-	n := s.spec.N
-	ring := s.ring[:n]
-	var r uint64
-	count, pos := 0, 0
-	for i := 0; i < len(buf); {
-		// Find the next space (or the padding after the text), 8 bytes at a time.
-		j := i
-		for {
-			x := binary.LittleEndian.Uint64(s.norm[j:]) ^ 0x2020202020202020
-			m := (x - 0x0101010101010101) &^ x & 0x8080808080808080
-			if m != 0 {
-				j += bits.TrailingZeros64(m) >> 3
-				break
-			}
-			j += 8
-		}
-		t := s.hash(buf[i:j])
-		i = j + 1
-		if count >= n {
-			r -= ring[pos] * s.powN
-		}
-		r = r*polyP + t
-		ring[pos] = t
-		if pos++; pos == n {
-			pos = 0
-		}
-		if count++; count >= n {
-			if len(dst) == cap(dst) {
-				dst = s.flush(dst, (len(buf)-i)/2+1)
-			}
-			dst = append(dst, fmix64(r))
-		}
-	}
-	if count > 0 && count < n {
-		if len(dst) == cap(dst) {
-			dst = s.flush(dst, 1)
-		}
-		dst = append(dst, fmix64(r))
-	}
-	return dst
-}
-
-// charASCII emits the character n-grams of an ASCII buf: the xxh3 of each
-// window of n bytes. For 4 ≤ n ≤ 8 (unkeyed) the xxh3 4-to-8-byte path is
-// computed from one 8-byte load per position.
-func (s *Shingler) charASCII(dst []uint64, buf []byte) []uint64 {
-	n := s.spec.N
-	if len(buf) <= n {
-		return s.one(dst, s.hash(buf))
-	}
-	total := len(buf) - n + 1
-	fast := !s.keyed && n >= 4 && n <= 8
-	k48, ln, shift := s.k48, uint64(n), uint(8*(n-4))
-	p := s.norm[:len(buf)+slack]
-	for i := 0; i < total; {
-		if len(dst) == cap(dst) {
-			dst = s.flush(dst, total-i)
-		}
-		// Fill as much of dst's spare capacity as this text needs.
-		out := dst[len(dst):min(cap(dst), len(dst)+total-i)]
-		if fast {
-			q := p[i : i+len(out)+slack]
-			for k := range out {
-				w := binary.LittleEndian.Uint64(q[k:])
-				out[k] = hash4to8(uint32(w), uint32(w>>shift), ln, k48)
-			}
-		} else {
-			for k := range out {
-				out[k] = s.hash(buf[i+k : i+k+n])
-			}
-		}
-		dst = dst[:len(dst)+len(out)]
-		i += len(out)
-	}
-	return dst
 }
 
 // one appends a single feature.

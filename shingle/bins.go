@@ -1,0 +1,69 @@
+package shingle
+
+import "github.com/neardup/neardup/internal/fused"
+
+// This file connects the Shingler to package minhash through internal/fused:
+// minhash.Hasher.SignText calls fused.AddText, which lands in addBins, which
+// feeds the features to the one-permutation bins as they are computed.
+
+func init() {
+	fused.AddText = func(sh any, text []byte, b *fused.Bins) int {
+		return sh.(*Shingler).addBins(text, b)
+	}
+}
+
+// binState is a fused.Bins as the kernels use it, with the count of features
+// added.
+type binState struct {
+	mins  []uint64
+	mult  uint64
+	shift uint
+	n     int
+}
+
+// add bins one feature; see fused.Add for the definition and why there is no
+// branch.
+func (b *binState) add(f uint64) {
+	v := f * b.mult
+	i := v >> b.shift & uint64(len(b.mins)-1)
+	b.mins[i] = min(v, b.mins[i])
+	b.n++
+}
+
+// addBins adds the features of text to the bins and returns how many there
+// were. Word and token units and ASCII character 4- to 8-grams bin each
+// feature in the loop that computes it; the other character paths go through
+// the Stream machinery in chunks of scratch.
+func (s *Shingler) addBins(text []byte, fb *fused.Bins) int {
+	n, ascii := s.normalise(text)
+	if n == 0 {
+		return 0
+	}
+	buf := s.norm[:n]
+	b := &s.bins
+	*b = binState{mins: fb.Mins, mult: fb.Mult, shift: fb.Shift}
+	switch {
+	case s.spec.Unit != Char:
+		s.units(nil, buf, b)
+	case ascii && !s.keyed && s.spec.N >= 4 && s.spec.N <= 8 && len(buf) > s.spec.N:
+		s.charBins(buf, b)
+	default:
+		s.sink = s.binSink
+		var rest []uint64
+		if ascii {
+			rest = s.charASCII(s.scratch[:0], buf)
+		} else {
+			rest = s.charUnicode(s.scratch[:0], buf)
+		}
+		s.addChunk(rest)
+		s.sink = nil
+	}
+	return b.n
+}
+
+// addChunk is the sink of addBins's generic paths.
+func (s *Shingler) addChunk(fs []uint64) {
+	b := &s.bins
+	fused.Add(b.mins, b.mult, b.shift, fs)
+	b.n += len(fs)
+}
