@@ -140,6 +140,10 @@ type Options struct {
 	// Progress, when not nil, receives a progress line (for a terminal).
 	// Default nil.
 	Progress io.Writer
+	// Golden, when set, is a truth file (eval.ReadPairFile: from `neardup
+	// eval truth`, a pairs.tsv, or id pairs) to score the run against; the
+	// score goes into Report.Golden. Default "": no scoring.
+	Golden string
 }
 
 // DefaultMemory is the default Options.Memory.

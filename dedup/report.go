@@ -6,6 +6,8 @@ import (
 	"math"
 	"os"
 	"time"
+
+	"github.com/neardup/neardup/eval"
 )
 
 // Report is what report.json holds: what was read, how it was configured,
@@ -28,6 +30,8 @@ type Report struct {
 	Sizes      []ClusterSizeBin `json:"cluster_sizes"`
 	Timings    []Timing         `json:"timings"`
 	Spill      SpillReport      `json:"spill"`
+	// Golden is the run's score against Options.Golden, when set.
+	Golden *eval.Score `json:"golden,omitempty"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
 	PeakRSSBytes int64   `json:"peak_rss_bytes"`
 	WallSeconds  float64 `json:"wall_seconds"`

@@ -51,8 +51,8 @@ type run struct {
 }
 
 // Run deduplicates the documents of inputs ("-" is standard input) and
-// writes kept.jsonl, clusters.jsonl, pairs.tsv and report.json into outDir,
-// creating it if needed. It returns the report it wrote. The outputs depend
+// writes kept.jsonl, clusters.jsonl, pairs.tsv, report.json and report.html
+// into outDir, creating it if needed. It returns the report it wrote. The outputs depend
 // only on the inputs and the options other than Workers, Memory, TempDir and
 // Progress: any number of workers, and runs that spill or not, write
 // byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
@@ -82,6 +82,10 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		r.bar = progress.New(o.Progress)
 	}
 	r.rep = newReport(r)
+	golden, err := readGolden(&o)
+	if err != nil {
+		return nil, err
+	}
 
 	// Standard input is read twice (signing, then writing kept.jsonl), so it
 	// is spooled to a file first.
@@ -130,7 +134,13 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
 	}
 	r.rep.finish(r)
+	if golden != nil {
+		r.rep.Golden = r.scoreGolden(golden)
+	}
 	if err := r.rep.write(filepath.Join(outDir, ReportFile)); err != nil {
+		return nil, err
+	}
+	if err := r.writeHTML(ctx, filepath.Join(outDir, HTMLFile)); err != nil {
 		return nil, err
 	}
 	return r.rep, nil

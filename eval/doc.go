@@ -104,4 +104,17 @@
 // features, such as char 5-grams of prose, share common tokens so widely that
 // at low thresholds almost every pair becomes a candidate: the join stays
 // exact but approaches the cost of comparing all pairs.
+//
+// # Truth files and scores
+//
+// [ReadPairFile] reads pair files: the truth files `neardup eval truth` writes
+// ([WriteTruthHeader], [AppendPairLine]: a header with the threshold, document
+// count and shingle spec, then idA, idB and the exact Jaccard a line), dedup's
+// pairs.tsv, and plain id pairs such as the articles set's .truth files.
+// [ScorePairs] compares predicted pairs with truth pairs by id — precision,
+// recall, F1, and recall by similarity band beside an S-curve's prediction
+// ([SCurve]) — and [ScoreClusters] compares clusters with the connected
+// components of the truth pairs: adjusted Rand index ([CompareClusterings])
+// and pair-counting precision, recall and F1. [Score] gathers both, as
+// `neardup eval score` prints them and dedup's report.json holds them.
 package eval

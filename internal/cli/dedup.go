@@ -27,6 +27,7 @@ type dedupOptions struct {
 	memory    string
 	tmpDir    string
 	quiet     bool
+	golden    string
 	sketch    sketchFlags
 	corpus    corpusFlags
 }
@@ -46,6 +47,7 @@ func (o *dedupOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.memory, "memory", "4GiB", "memory budget for corpus-sized data; past it, runs spill to disk")
 	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for spill files (default: the system temporary directory)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	fs.StringVar(&o.golden, "golden", "", "truth file (from eval truth, or id pairs) to score the run against, into report.json and report.html")
 	o.sketch.AddFlags(fs)
 	o.corpus.AddFlags(fs)
 }
@@ -63,7 +65,7 @@ func (o *dedupOptions) build(io IO) (*dedup.Options, error) {
 		return nil, err
 	}
 	opts := &dedup.Options{Corpus: c, Spec: spec, Params: params, Threshold: o.threshold, Recall: o.recall,
-		BucketCap: o.bucketCap, Workers: o.workers, TempDir: o.tmpDir}
+		BucketCap: o.bucketCap, Workers: o.workers, TempDir: o.tmpDir, Golden: o.golden}
 	if (o.bands > 0) != (o.rows > 0) {
 		return nil, usagef("--bands and --rows go together")
 	}
@@ -111,7 +113,11 @@ groups them into clusters and writes, into --out:
   kept.jsonl      the input records of the kept documents, untouched
   clusters.jsonl  one cluster a line: its kept document and members
   pairs.tsv       one verified pair a line: idA, idB, estimate, exact Jaccard
-  report.json     counts, configuration, histograms, timings, peak memory`,
+  report.json     counts, configuration, histograms, timings, peak memory
+  report.html     the same as a page: S-curve, histograms, sample clusters
+
+With --golden TRUTH, the run is scored against a truth file (eval truth):
+precision, recall by similarity band, adjusted Rand index, in both reports.`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
@@ -138,5 +144,12 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
 	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
 		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	if g := rep.Golden; g != nil {
+		fmt.Fprintf(io.Out, "golden %s: precision %.4f  recall %.4f  F1 %.4f", g.Truth, g.Pairs.Precision, g.Pairs.Recall, g.Pairs.F1)
+		if g.Clusters != nil {
+			fmt.Fprintf(io.Out, "  ARI %.4f", g.Clusters.ARI)
+		}
+		fmt.Fprintln(io.Out)
+	}
 	return nil
 }

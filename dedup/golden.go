@@ -1,0 +1,56 @@
+package dedup
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/neardup/neardup/eval"
+)
+
+// readGolden reads Options.Golden, if set, before any work, so that a bad
+// path or file fails the run at once. The truth must list every pair down to
+// the run's threshold.
+func readGolden(o *Options) (*eval.PairFile, error) {
+	if o.Golden == "" {
+		return nil, nil
+	}
+	f, err := os.Open(o.Golden)
+	if err != nil {
+		return nil, fmt.Errorf("dedup: golden set: %w", err)
+	}
+	defer f.Close()
+	pf, err := eval.ReadPairFile(bufio.NewReaderSize(f, 1<<20), o.Golden)
+	if err != nil {
+		return nil, err
+	}
+	if pf.Threshold > o.Threshold {
+		return nil, fmt.Errorf("%w: golden set %s lists pairs with J >= %v only; the run's threshold is %v",
+			ErrInvalidOptions, o.Golden, pf.Threshold, o.Threshold)
+	}
+	return pf, nil
+}
+
+// scoreGolden scores the verified pairs and the clusters against the truth:
+// pairs by id, recall by similarity band beside the run's S-curve, clusters
+// against the truth's connected components over the documents read (bad
+// records excluded).
+func (r *run) scoreGolden(truth *eval.PairFile) *eval.Score {
+	pred := make([]eval.LabeledPair, len(r.edges))
+	for i, e := range r.edges {
+		pred[i] = eval.LabeledPair{A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), J: e.sim()}
+	}
+	pred = eval.SortPairs(pred)
+	s := &eval.Score{Truth: r.opts.Golden, Bands: r.bands.Bands, Rows: r.bands.Rows, Bits: r.opts.Params.Bits}
+	s.Pairs = eval.ScorePairs(truth.Pairs, pred, eval.ScoreOptions{Threshold: r.opts.Threshold, Curve: eval.SCurve(r.bands, r.opts.Params.Bits)})
+	clusters := make([][]string, len(r.result.Clusters))
+	for i, c := range r.result.Clusters {
+		for _, m := range c.Members {
+			clusters[i] = append(clusters[i], string(r.docs.id(m)))
+		}
+	}
+	docs := r.rep.Counts.Documents - r.rep.Counts.Bad
+	cs := eval.ScoreClusters(truth.Pairs, r.opts.Threshold, clusters, docs)
+	s.Clusters = &cs
+	return s
+}

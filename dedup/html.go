@@ -1,0 +1,260 @@
+package dedup
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/htmlreport"
+)
+
+// HTMLFile is the name of the visual report inside the output directory.
+const HTMLFile = "report.html"
+
+// Sample clusters shown in report.html, and how their texts are compared.
+const (
+	htmlSamples      = 4
+	htmlContextWords = 12
+	htmlMaxWords     = 3000
+)
+
+// writeHTML writes report.html: the report's charts and tables and a few
+// sample clusters, whose texts it reads back from the inputs (stopping at the
+// last one needed).
+func (r *run) writeHTML(ctx context.Context, path string) error {
+	rep := r.rep
+	c := rep.Counts
+	d := &htmlreport.Data{
+		Title:  "neardup dedup report",
+		Inputs: rep.Inputs,
+		Summary: []htmlreport.Row{
+			row("documents", group(c.Documents)),
+			row("candidate pairs", group(c.Candidates)),
+			row("verified pairs", group(c.VerifiedPairs)),
+			row("clusters", group(c.Clusters)),
+			row("removed", group(c.Removed)),
+			row("kept", group(c.Kept)),
+			row("recall at t (S-curve)", strconv.FormatFloat(rep.ExpectedRecall, 'f', 4, 64)),
+		},
+		Config: []htmlreport.Row{
+			row("shingle spec", rep.Config.Spec),
+			row("signature params", rep.Config.Params),
+			row("threshold", strconv.FormatFloat(rep.Config.Threshold, 'g', -1, 64)),
+			row("bands × rows", fmt.Sprintf("%d × %d (probe %d); recall target %v", rep.Config.Bands, rep.Config.Rows, rep.Config.Probe, rep.Config.RecallTarget)),
+			row("verify / cluster / keep", rep.Config.Verify+" / "+rep.Config.Cluster+" / "+rep.Config.Keep),
+			row("workers / memory budget", fmt.Sprintf("%d / %.1f MiB", rep.Config.Workers, float64(rep.Config.MemoryBytes)/(1<<20))),
+			row("empty / bad documents", group(c.Empty)+" / "+group(c.Bad)),
+			row("features / empty bin rate", group(rep.Signatures.Features)+" / "+strconv.FormatFloat(rep.Signatures.EmptyBinRate, 'f', 4, 64)),
+		},
+		Threshold:      r.opts.Threshold,
+		Bands:          r.bands.Bands,
+		Rows:           r.bands.Rows,
+		Curve:          eval.SCurve(r.bands, r.opts.Params.Bits),
+		ExpectedRecall: rep.ExpectedRecall,
+		PairLower:      rep.PairSim.Lower,
+		PairEstimate:   rep.PairSim.Estimate,
+		PairExact:      rep.PairSim.Exact,
+		BucketCap:      r.opts.BucketCap,
+		WallSeconds:    rep.WallSeconds,
+		PeakRSSBytes:   rep.PeakRSSBytes,
+	}
+	if c.Documents > 0 {
+		d.Summary = append(d.Summary, htmlreport.Row{Name: "removed share", Value: strconv.FormatFloat(100*float64(c.Removed)/float64(c.Documents), 'f', 2, 64) + "%"})
+	}
+	var sizes []int
+	var counts []int64
+	for _, s := range rep.Sizes {
+		sizes, counts = append(sizes, s.Size), append(counts, int64(s.Count))
+	}
+	d.ClusterSizes = htmlreport.SizeBins(sizes, counts)
+	b := rep.Buckets
+	d.BucketStats = []htmlreport.Row{
+		row("band-key entries", group(b.Entries)), row("buckets", group(b.Buckets)), row("shared buckets", group(b.SharedBuckets)),
+		row("pairs emitted", group(b.PairsEmitted)), row("capped buckets", group(b.CappedBuckets)), row("members of capped buckets", group(b.CappedMembers)),
+	}
+	for _, lb := range b.Largest {
+		d.Largest = append(d.Largest, htmlreport.Bucket{Size: lb.Size, First: lb.First, Key: lb.Key})
+	}
+	for _, t := range rep.Timings {
+		d.Timings = append(d.Timings, htmlreport.Timing{Stage: t.Stage, Seconds: t.Seconds})
+	}
+	if g := rep.Golden; g != nil {
+		d.Golden = goldenView(g)
+	}
+	samples, err := r.sampleClusters(ctx)
+	if err != nil {
+		return err
+	}
+	d.Samples = samples
+	d.SamplesNote = "The largest cluster and the clusters holding the least similar verified pairs; for each, its least similar pair."
+	return writeFile(path, func(w *bufio.Writer) error { return htmlreport.Write(w, d) })
+}
+
+func row(name, value string) htmlreport.Row { return htmlreport.Row{Name: name, Value: value} }
+
+func group(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	var out []byte
+	for i := range s {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func goldenView(g *eval.Score) *htmlreport.Golden {
+	p := g.Pairs
+	f := func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) }
+	v := &htmlreport.Golden{Truth: g.Truth, Recall: p.Recall}
+	v.Metrics = []htmlreport.Row{
+		row("truth pairs (J ≥ t)", group(p.Truth)), row("predicted pairs", group(p.Predicted)),
+		row("true / false positives", group(p.TruePositives)+" / "+group(p.FalsePositives)),
+		row("false negatives", group(p.FalseNegatives)),
+		row("precision", f(p.Precision)), row("recall", f(p.Recall)), row("F1", f(p.F1)),
+	}
+	if p.PredictedRecall != nil {
+		v.HasPrediction, v.PredictedRecall = true, *p.PredictedRecall
+		v.Metrics = append(v.Metrics, htmlreport.Row{Name: "recall the S-curve predicts", Value: f(*p.PredictedRecall)})
+	}
+	if c := g.Clusters; c != nil {
+		v.HasClusters = true
+		v.Metrics = append(v.Metrics,
+			htmlreport.Row{Name: "adjusted Rand index", Value: f(c.ARI)},
+			htmlreport.Row{Name: "cluster pair precision / recall / F1", Value: f(c.PairPrecision) + " / " + f(c.PairRecall) + " / " + f(c.PairF1)},
+		)
+	}
+	for _, b := range p.Bands {
+		bs := htmlreport.BandScore{Lo: b.Lo, Hi: b.Hi, Truth: b.Truth, Found: b.Found, Recall: b.Recall,
+			MeanSimilarity: b.MeanJ, HasMeasurements: b.Truth > 0}
+		if b.Predicted != nil {
+			bs.HasPrediction, bs.Predicted = true, *b.Predicted
+		}
+		v.Bands = append(v.Bands, bs)
+	}
+	return v
+}
+
+// sampleClusters picks up to htmlSamples clusters — the largest, then those
+// whose least similar verified pair is least similar — and compares the two
+// documents of that pair.
+func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
+	cl := r.result.Clusters
+	if len(cl) == 0 {
+		return nil, nil
+	}
+	// The least similar verified pair inside each cluster.
+	weakest := make([]int, len(cl))
+	for i := range weakest {
+		weakest[i] = -1
+	}
+	for k, e := range r.edges {
+		ca := r.result.ClusterOf(e.a)
+		if ca < 0 || ca != r.result.ClusterOf(e.b) {
+			continue
+		}
+		if w := weakest[ca]; w < 0 || e.sim() < r.edges[w].sim() {
+			weakest[ca] = k
+		}
+	}
+	var pick []int
+	largest := -1
+	for i, c := range cl {
+		if weakest[i] >= 0 && (largest < 0 || len(c.Members) > len(cl[largest].Members)) {
+			largest = i
+		}
+	}
+	if largest < 0 {
+		return nil, nil
+	}
+	pick = append(pick, largest)
+	order := make([]int, 0, len(cl))
+	for i := range cl {
+		if weakest[i] >= 0 && i != largest {
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(x, y int) int {
+		sx, sy := r.edges[weakest[x]].sim(), r.edges[weakest[y]].sim()
+		switch {
+		case sx < sy:
+			return -1
+		case sx > sy:
+			return 1
+		}
+		return x - y
+	})
+	pick = append(pick, order[:min(len(order), htmlSamples-1)]...)
+
+	want := map[int64][]byte{}
+	for _, ci := range pick {
+		e := r.edges[weakest[ci]]
+		want[int64(e.a)], want[int64(e.b)] = nil, nil
+	}
+	if err := r.readTexts(ctx, want); err != nil {
+		return nil, err
+	}
+	var out []htmlreport.Sample
+	for _, ci := range pick {
+		e := r.edges[weakest[ci]]
+		out = append(out, htmlreport.Sample{
+			Cluster: ci, Size: len(cl[ci].Members), Kept: string(r.docs.id(cl[ci].Kept)),
+			A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), Similarity: e.sim(),
+			Comparison: htmlreport.Compare(string(want[int64(e.a)]), string(want[int64(e.b)]), htmlContextWords, htmlMaxWords),
+		})
+	}
+	return out, nil
+}
+
+// readTexts fills want[i] with the text of record i, for every key of want,
+// reading the inputs again up to the last record needed.
+func (r *run) readTexts(ctx context.Context, want map[int64][]byte) error {
+	last := int64(math.MinInt64)
+	for i := range want {
+		last = max(last, i)
+	}
+	reader, err := corpus.NewReader(r.inputs, &r.opts.Corpus)
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	parser, err := corpus.NewParser(&r.opts.Corpus)
+	if err != nil {
+		return err
+	}
+	var b corpus.Batch
+	var doc corpus.Document
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		err := reader.Next(&b)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		for i := range b.Records {
+			rec := &b.Records[i]
+			if _, ok := want[rec.Index]; !ok {
+				continue
+			}
+			if err := parser.Parse(rec, &doc); err != nil {
+				return err
+			}
+			want[rec.Index] = append([]byte(nil), doc.Text...)
+		}
+		if n := len(b.Records); n > 0 && b.Records[n-1].Index >= last {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,493 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/ordered"
+	"github.com/neardup/neardup/internal/radix"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/shingle"
+)
+
+func newEvalCmd(io IO) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "eval",
+		Short: "Exact ground truth and scores: eval truth, eval score",
+		Long: `eval computes the exact ground truth of a corpus (eval truth) and scores a
+deduplication run against it (eval score).`,
+	}
+	cmd.AddCommand(newEvalTruthCmd(io), newEvalScoreCmd(io))
+	// The root applies these to its own children only.
+	for _, c := range cmd.Commands() {
+		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
+		c.Args = wrapArgs(c.Args)
+	}
+	return cmd
+}
+
+// ---- eval truth ----
+
+type evalTruthOptions struct {
+	out       string
+	threshold float64
+	shingle   string
+	workers   int
+	corpus    corpusFlags
+}
+
+func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVarP(&o.out, "out", "o", "", "truth file to write, - for standard output (required)")
+	fs.Float64Var(&o.threshold, "threshold", 0.5, "list every pair with Jaccard similarity at or above this")
+	fs.StringVar(&o.shingle, "shingle", "prose", "shingling spec, as for dedup: prose, code, cjk, web, word:N, char:N or token:N")
+	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (default: all cores)")
+	o.corpus.AddFlags(fs)
+}
+
+func newEvalTruthCmd(io IO) *cobra.Command {
+	o := &evalTruthOptions{}
+	cmd := &cobra.Command{
+		Use:   "truth [flags] INPUT... -o truth.tsv",
+		Short: "Write every pair of documents with Jaccard similarity at or above a threshold",
+		Long: `truth reads corpora as dedup does, shingles every document with the same spec,
+and writes the exact list of all pairs whose Jaccard similarity reaches the
+threshold: a prefix-filtered all-pairs join (AllPairs/PPJoin), never a loop
+over all pairs, on every core. The output is deterministic: a header line
+
+  # neardup eval truth threshold=0.5 documents=N spec=...
+
+then one pair a line, idA<TAB>idB<TAB>J, idA < idB bytewise, sorted, J with
+the digits that read back to the exact float64. Memory: 8 bytes per feature
+occurrence while shingling, 4 afterwards, and 12 bytes per pair found.`,
+		Example: `  neardup eval truth --threshold 0.5 -o truth.tsv testdata/articles_1000.jsonl
+  neardup eval truth --shingle char:5 --threshold 0.8 -o - corpus.jsonl.zst`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.out == "" {
+				return usagef("--out is required")
+			}
+			if !(o.threshold > 0 && o.threshold <= 1) {
+				return usagef("--threshold %v; want 0 < t <= 1", o.threshold)
+			}
+			spec, err := shingle.Parse(o.shingle)
+			if err != nil {
+				return usageError{err}
+			}
+			copts, err := o.corpus.build()
+			if err != nil {
+				return err
+			}
+			return runEvalTruth(cmd.Context(), io, args, o, spec, copts)
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+// featureCorpus is a corpus read into ids and normalised feature sets.
+type featureCorpus struct {
+	ids      []string
+	sets     [][]uint64
+	bytes    int64 // text bytes
+	features int64 // distinct features, summed over documents
+}
+
+// loadFeatures reads inputs and shingles every good document with spec on
+// workers goroutines, in input order: document i of the result is the i-th
+// good record. Each set is sorted ascending without duplicates, as eval and
+// dedup's exact verification compute them. Bad records are an error unless
+// copts.SkipBad, when they are left out.
+func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, spec shingle.Spec, workers int) (*featureCorpus, error) {
+	if workers <= 0 {
+		workers = max(1, runtimeProcs())
+	}
+	reader, err := corpus.NewReader(inputs, &copts)
+	if err != nil {
+		return nil, err
+	}
+	defer reader.Close()
+	type result struct {
+		ids  []string
+		sets [][]uint64
+		n    int64
+	}
+	fc := &featureCorpus{}
+	err = ordered.Pipeline(ctx, workers,
+		func(emit func(*corpus.Batch) error) error {
+			for {
+				b := &corpus.Batch{}
+				err := reader.Next(b)
+				if errors.Is(err, io.EOF) {
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				if err := emit(b); err != nil {
+					return err
+				}
+			}
+		},
+		func() func(*corpus.Batch) (result, error) {
+			parser, perr := corpus.NewParser(&copts)
+			sh, serr := shingle.New(spec)
+			var doc corpus.Document
+			var buf, scratch []uint64 // reused: only the exact-size set is kept
+			return func(b *corpus.Batch) (result, error) {
+				if perr != nil {
+					return result{}, perr
+				}
+				if serr != nil {
+					return result{}, serr
+				}
+				var res result
+				for i := range b.Records {
+					if err := parser.Parse(&b.Records[i], &doc); err != nil {
+						if copts.SkipBad {
+							continue
+						}
+						return result{}, err
+					}
+					buf = sh.AppendFeatures(buf[:0], doc.Text)
+					if cap(scratch) < len(buf) {
+						scratch = make([]uint64, len(buf))
+					}
+					scratch = radix.Sort(buf, scratch[:len(buf)])
+					res.ids = append(res.ids, string(doc.ID))
+					res.sets = append(res.sets, slices.Clone(slices.Compact(buf)))
+					res.n += int64(len(doc.Text))
+				}
+				return res, nil
+			}
+		},
+		func(r result) error {
+			fc.ids = append(fc.ids, r.ids...)
+			fc.sets = append(fc.sets, r.sets...)
+			fc.bytes += r.n
+			for _, s := range r.sets {
+				fc.features += int64(len(s))
+			}
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return fc, nil
+}
+
+// truthPair is one pair of the join, by document index, with its overlap:
+// 12 bytes, so that the result's memory stays small.
+type truthPair struct{ a, b, overlap uint32 }
+
+func runEvalTruth(ctx context.Context, stdio IO, inputs []string, o *evalTruthOptions, spec shingle.Spec, copts corpus.Options) error {
+	start := time.Now()
+	fc, err := loadFeatures(ctx, inputs, copts, spec, o.workers)
+	if err != nil {
+		return err
+	}
+	tLoad := time.Since(start)
+	sizes := make([]uint32, len(fc.sets))
+	for i, s := range fc.sets {
+		sizes[i] = uint32(len(s))
+	}
+	coll, err := eval.NewCollection(fc.sets, &eval.Options{Workers: o.workers})
+	if err != nil {
+		return err
+	}
+	fc.sets = nil // the collection holds what the join needs
+	var pairs []truthPair
+	if err := coll.AllPairsFunc(o.threshold, func(p eval.Pair) bool {
+		pairs = append(pairs, truthPair{uint32(p.A), uint32(p.B), uint32(p.Overlap)})
+		return true
+	}); err != nil {
+		return err
+	}
+	tJoin := time.Since(start) - tLoad
+
+	// Order as pairs.tsv does: ids bytewise within a line, lines sorted;
+	// equal ids fall back to input order.
+	rank := idRanks(fc.ids)
+	for i, p := range pairs {
+		if rank[p.a] > rank[p.b] {
+			pairs[i].a, pairs[i].b = p.b, p.a
+		}
+	}
+	slices.SortFunc(pairs, func(x, y truthPair) int {
+		if c := int(rank[x.a]) - int(rank[y.a]); c != 0 {
+			return c
+		}
+		return int(rank[x.b]) - int(rank[y.b])
+	})
+
+	var w io.Writer = stdio.Out
+	var f *os.File
+	if o.out != "-" {
+		if f, err = os.Create(o.out); err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	if err := eval.WriteTruthHeader(bw, eval.TruthHeader{Threshold: o.threshold, Documents: int64(len(fc.ids)), Spec: spec.String()}); err != nil {
+		return err
+	}
+	var line []byte
+	for _, p := range pairs {
+		u := sizes[p.a] + sizes[p.b] - p.overlap
+		line = eval.AppendPairLine(line[:0], fc.ids[p.a], fc.ids[p.b], float64(p.overlap)/float64(u))
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if f != nil {
+		if err := f.Close(); err != nil {
+			return err
+		}
+	}
+	summary := stdio.Out
+	if o.out == "-" {
+		summary = stdio.Err
+	}
+	fmt.Fprintf(summary, "documents %d (%.1f MB, %d features)  pairs with J >= %v: %d  read+shingle %.2fs  join %.2fs  total %.2fs\n",
+		len(fc.ids), float64(fc.bytes)/1e6, fc.features, o.threshold, len(pairs), tLoad.Seconds(), tJoin.Seconds(), time.Since(start).Seconds())
+	return nil
+}
+
+// idRanks returns each document's position in the order of ids (bytewise,
+// ties by index).
+func idRanks(ids []string) []uint32 {
+	order := make([]uint32, len(ids))
+	for i := range order {
+		order[i] = uint32(i)
+	}
+	slices.SortStableFunc(order, func(a, b uint32) int { return strings.Compare(ids[a], ids[b]) })
+	rank := make([]uint32, len(ids))
+	for r, i := range order {
+		rank[i] = uint32(r)
+	}
+	return rank
+}
+
+// ---- eval score ----
+
+type evalScoreOptions struct {
+	truth     string
+	pairs     string
+	clusters  string
+	report    string
+	threshold float64
+	bands     int
+	rows      int
+	probe     int
+	bits      int
+	documents int64
+	bandWidth float64
+	json      bool
+}
+
+func (o *evalScoreOptions) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.truth, "truth", "", "truth pairs: a file from eval truth, a pairs.tsv, or idA idB lines such as the articles .truth (required)")
+	fs.StringVar(&o.pairs, "pairs", "", "predicted pairs, same formats (required; usually dedup's pairs.tsv)")
+	fs.StringVar(&o.clusters, "clusters", "", "predicted clusters, dedup's clusters.jsonl: also score clusters against the truth's components")
+	fs.StringVar(&o.report, "report", "", "dedup's report.json, for the banding, threshold and document count (default: report.json beside --pairs, if any)")
+	fs.Float64Var(&o.threshold, "threshold", 0, "truth pairs count at or above this similarity (default: the report's threshold, else the truth file's)")
+	fs.IntVar(&o.bands, "bands", 0, "LSH bands of the run, for the S-curve's prediction (with --rows; default: from the report)")
+	fs.IntVar(&o.rows, "rows", 0, "LSH rows per band of the run (with --bands)")
+	fs.IntVar(&o.probe, "multi-probe", 0, "multi-probe level of the run (with --bands)")
+	fs.IntVar(&o.bits, "bits", 0, "bits per signature slot of the run (default: from the report, else 64)")
+	fs.Int64Var(&o.documents, "documents", 0, "number of documents, singletons included, for the adjusted Rand index (default: the truth file's, else the report's)")
+	fs.Float64Var(&o.bandWidth, "band-width", eval.DefaultBandWidth, "width of the similarity bands recall is broken down by")
+	fs.BoolVar(&o.json, "json", false, "print the score as JSON")
+}
+
+func newEvalScoreCmd(io IO) *cobra.Command {
+	o := &evalScoreOptions{}
+	cmd := &cobra.Command{
+		Use:   "score --truth TRUTH --pairs PAIRS [--clusters CLUSTERS] [flags]",
+		Short: "Score predicted pairs and clusters against the truth",
+		Long: `score compares predicted pairs with truth pairs by id: precision, recall and F1,
+and recall by similarity band (0.80–0.85, 0.85–0.90, …) beside the S-curve's
+prediction for the banding used (from --bands/--rows or dedup's report.json).
+With --clusters, it also compares the clusters with the connected components of
+the truth pairs: adjusted Rand index and pair-counting precision, recall and F1.
+
+Pair files hold one pair a line: idA idB and optionally a similarity (tab- or
+space-separated; in a pairs.tsv the exact Jaccard, else the estimate). Truth
+pairs with a similarity below --threshold do not count.`,
+		Example: `  neardup eval truth --threshold 0.5 -o truth.tsv corpus.jsonl
+  neardup dedup -o out corpus.jsonl
+  neardup eval score --truth truth.tsv --pairs out/pairs.tsv --clusters out/clusters.jsonl
+  neardup eval score --truth testdata/articles_1000.truth --pairs out/pairs.tsv --threshold 0.8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.truth == "" || o.pairs == "" {
+				return usagef("--truth and --pairs are required")
+			}
+			if (o.bands > 0) != (o.rows > 0) {
+				return usagef("--bands and --rows go together")
+			}
+			s, err := runEvalScore(o)
+			if err != nil {
+				return err
+			}
+			if o.json {
+				enc := json.NewEncoder(io.Out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			_, err = fmt.Fprint(io.Out, s.String())
+			return err
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func readPairFile(path string) (*eval.PairFile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return eval.ReadPairFile(bufio.NewReaderSize(f, 1<<20), path)
+}
+
+// readClusters reads the member lists of a clusters.jsonl.
+func readClusters(path string) ([][]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]string
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var c dedup.ClusterLine
+		if err := json.Unmarshal(line, &c); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		out = append(out, c.Members)
+	}
+	return out, nil
+}
+
+func runEvalScore(o *evalScoreOptions) (*eval.Score, error) {
+	truth, err := readPairFile(o.truth)
+	if err != nil {
+		return nil, err
+	}
+	pred, err := readPairFile(o.pairs)
+	if err != nil {
+		return nil, err
+	}
+	reportPath := o.report
+	if reportPath == "" {
+		if p := filepath.Join(filepath.Dir(o.pairs), dedup.ReportFile); fileExists(p) {
+			reportPath = p
+		}
+	}
+	var rep *dedup.Report
+	if reportPath != "" {
+		data, err := os.ReadFile(reportPath)
+		if err != nil {
+			return nil, err
+		}
+		rep = &dedup.Report{}
+		if err := json.Unmarshal(data, rep); err != nil {
+			return nil, fmt.Errorf("%s: %w", reportPath, err)
+		}
+	}
+	t := o.threshold
+	switch {
+	case t != 0:
+	case rep != nil:
+		t = rep.Config.Threshold
+	case truth.Threshold > 0:
+		t = truth.Threshold
+	default:
+		return nil, usagef("--threshold is required: no report.json and no threshold in %s", o.truth)
+	}
+	if !(t > 0 && t <= 1) {
+		return nil, usagef("--threshold %v; want 0 < t <= 1", t)
+	}
+	if truth.Threshold > t {
+		return nil, usagef("%s lists pairs with J >= %v only; it cannot score at %v", o.truth, truth.Threshold, t)
+	}
+	s := &eval.Score{Truth: o.truth}
+	bands := lsh.Params{Bands: o.bands, Rows: o.rows, Probe: o.probe}
+	bits := o.bits
+	if bands.Bands == 0 && rep != nil && rep.Config.Bands > 0 {
+		bands = lsh.Params{Bands: rep.Config.Bands, Rows: rep.Config.Rows, Probe: rep.Config.Probe}
+		if bits == 0 {
+			bits = paramsBits(rep.Config.Params)
+		}
+	}
+	opts := eval.ScoreOptions{Threshold: t, BandWidth: o.bandWidth}
+	if bands.Bands > 0 {
+		if err := bands.Validate(); err != nil {
+			return nil, usageError{err}
+		}
+		opts.Curve = eval.SCurve(bands, bits)
+		s.Bands, s.Rows, s.Bits = bands.Bands, bands.Rows, bits
+	}
+	s.Pairs = eval.ScorePairs(truth.Pairs, pred.Pairs, opts)
+	if o.clusters != "" {
+		cl, err := readClusters(o.clusters)
+		if err != nil {
+			return nil, err
+		}
+		n := o.documents
+		if n == 0 {
+			n = truth.Documents
+		}
+		if n == 0 && rep != nil {
+			n = rep.Counts.Documents - rep.Counts.Bad
+		}
+		cs := eval.ScoreClusters(truth.Pairs, t, cl, n)
+		s.Clusters = &cs
+	}
+	return s, nil
+}
+
+// paramsBits reads the slot width from a minhash params string such as
+// "v1/oph/k=128/bits=32/seed=0"; 0 if absent.
+func paramsBits(params string) int {
+	for _, f := range strings.Split(params, "/") {
+		if v, ok := strings.CutPrefix(f, "bits="); ok {
+			if b, err := strconv.Atoi(v); err == nil {
+				return b
+			}
+		}
+	}
+	return 0
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

@@ -1,0 +1,51 @@
+package htmlreport
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// TestWriteEscapes: ids and texts are data, never markup.
+func TestWriteEscapes(t *testing.T) {
+	d := &Data{
+		Title: "t", Inputs: []string{"<in>"}, Threshold: 0.8, Bands: 2, Rows: 3,
+		Curve:     func(j float64) float64 { return j },
+		PairLower: []float64{0, 0.5}, PairEstimate: []int64{1, 2}, PairExact: []int64{0, 3},
+		ClusterSizes: SizeBins([]int{2, 3}, []int64{5, 1}),
+		Timings:      []Timing{{"sign", 1}},
+		Samples: []Sample{{Cluster: 0, Size: 2, Kept: "<k>", A: "<a>", B: "b&",
+			Comparison: Compare("x <script>alert(1)</script> y", "x z y", 2, 100)}},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, bad := range []string{"<script>", "<in>", "<a>", "<k>"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output contains unescaped %q", bad)
+		}
+	}
+	for _, want := range []string{"&lt;script&gt;", `<mark class="del">`, `<mark class="ins">z</mark>`, "S-curve b = 2 bands × r = 3 rows"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+}
+
+func TestSizeBins(t *testing.T) {
+	sizes := make([]int, 40)
+	counts := make([]int64, 40)
+	for i := range sizes {
+		sizes[i], counts[i] = i+2, 1
+	}
+	bins := SizeBins(sizes, counts)
+	var total int64
+	for _, b := range bins {
+		total += b.Count
+	}
+	if total != 40 || bins[0].Label != "2–3" || bins[len(bins)-1].Label != "32–63" {
+		t.Errorf("bins %+v; want powers of two from 2–3 to 32–63 holding all 40 clusters", bins)
+	}
+}
