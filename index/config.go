@@ -1,0 +1,210 @@
+package index
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// FormatVersion is the version of the stored layout (keys and values), part
+// of the meta record. An index of another version does not open.
+const FormatVersion = 1
+
+// Config is what defines an index: the shingle spec and minhash params of its
+// signatures, the LSH banding of its postings, the default query threshold and
+// the bucket cap. It is stored in the index when it is made and checked at
+// every open. A plain value, safe to copy.
+//
+// Signatures given to an index must be made under Spec and Params (use
+// Config.NewSigner); the index cannot tell otherwise.
+type Config struct {
+	Spec      shingle.Spec
+	Params    minhash.Params
+	Bands     lsh.Params
+	Threshold float64
+	BucketCap int
+}
+
+// String renders the configuration on one line.
+func (c Config) String() string {
+	return fmt.Sprintf("spec %s, params %s, bands %s, threshold %g, bucket cap %d", c.Spec, c.Params, c.Bands, c.Threshold, c.BucketCap)
+}
+
+// metaRecord is the stored form of a Config, as JSON.
+type metaRecord struct {
+	Format            int     `json:"format"`
+	Spec              string  `json:"spec"`
+	SpecFingerprint   string  `json:"spec_fingerprint"`
+	Params            string  `json:"params"`
+	ParamsFingerprint string  `json:"params_fingerprint"`
+	Scheme            string  `json:"scheme"`
+	K                 int     `json:"k"`
+	Bits              int     `json:"bits"`
+	Seed              uint64  `json:"seed"`
+	Bands             int     `json:"bands"`
+	Rows              int     `json:"rows"`
+	Probe             int     `json:"probe"`
+	Threshold         float64 `json:"threshold"`
+	BucketCap         int     `json:"bucket_cap"`
+	BucketKeyBytes    int     `json:"bucket_key_bytes"`
+	DocNumBytes       int     `json:"doc_number_bytes"`
+}
+
+func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
+
+func encodeMeta(c Config) []byte {
+	m := metaRecord{
+		Format: FormatVersion, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),
+		Params: c.Params.String(), ParamsFingerprint: fp(c.Params.Fingerprint()),
+		Scheme: c.Params.Scheme.String(), K: c.Params.K, Bits: c.Params.Bits, Seed: c.Params.Seed,
+		Bands: c.Bands.Bands, Rows: c.Bands.Rows, Probe: c.Bands.Probe,
+		Threshold: c.Threshold, BucketCap: c.BucketCap, BucketKeyBytes: bucketKeyBytes, DocNumBytes: docNumBytes,
+	}
+	b, _ := json.Marshal(m)
+	return b
+}
+
+// decodeMeta reads a stored Config. A keyed spec cannot be rebuilt from its
+// canonical form; it comes back with keyed set and is resolved against the
+// caller's spec.
+func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
+	if err := json.Unmarshal(b, &m); err != nil {
+		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	if m.Format != FormatVersion {
+		return c, m, fmt.Errorf("%w: layout version %d, this build reads %d", ErrCorrupt, m.Format, FormatVersion)
+	}
+	if m.BucketKeyBytes != bucketKeyBytes || m.DocNumBytes != docNumBytes {
+		return c, m, fmt.Errorf("%w: key widths %d/%d, this build uses %d/%d", ErrCorrupt, m.BucketKeyBytes, m.DocNumBytes, bucketKeyBytes, docNumBytes)
+	}
+	scheme, err := minhash.ParseScheme(m.Scheme)
+	if err != nil {
+		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	c.Params = minhash.Params{K: m.K, Scheme: scheme, Bits: m.Bits, Seed: m.Seed}
+	if fp(c.Params.Fingerprint()) != m.ParamsFingerprint {
+		return c, m, fmt.Errorf("%w: stored params %s do not match their fingerprint %s", ErrCorrupt, m.Params, m.ParamsFingerprint)
+	}
+	c.Bands = lsh.Params{Bands: m.Bands, Rows: m.Rows, Probe: m.Probe}
+	c.Threshold, c.BucketCap = m.Threshold, m.BucketCap
+	if !strings.Contains(m.Spec, "/siphash:") {
+		if c.Spec, err = shingle.Parse(m.Spec); err != nil {
+			return c, m, fmt.Errorf("%w: stored spec: %v", ErrCorrupt, err)
+		}
+		if fp(c.Spec.Fingerprint()) != m.SpecFingerprint {
+			return c, m, fmt.Errorf("%w: stored spec %s does not match its fingerprint %s", ErrCorrupt, m.Spec, m.SpecFingerprint)
+		}
+	}
+	return c, m, nil
+}
+
+// resolveConfig turns Options into the Config of a new index (stored == nil)
+// or checks them against a stored one.
+func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, threshold, recall float64, bucketCap int, stored []byte) (Config, error) {
+	if err := validateSketch(spec, params, bands, threshold, recall, bucketCap); err != nil {
+		return Config{}, err
+	}
+	if stored == nil {
+		c := Config{Spec: spec, Params: params, Bands: bands, Threshold: threshold, BucketCap: bucketCap}
+		if c.Spec == (shingle.Spec{}) {
+			c.Spec = shingle.Prose
+		}
+		c.Params.EnsureDefaults()
+		if c.Threshold == 0 {
+			c.Threshold = DefaultThreshold
+		}
+		if c.BucketCap == 0 {
+			c.BucketCap = DefaultBucketCap
+		}
+		if c.Bands == (lsh.Params{}) {
+			b, err := lsh.ForRecall(c.Threshold, c.Params.K, recall)
+			if err != nil {
+				return c, fmt.Errorf("%w: choosing bands: %w", ErrInvalidOptions, err)
+			}
+			c.Bands = b
+		}
+		if c.Bands.Slots() > c.Params.K {
+			return c, fmt.Errorf("%w: bands %s read %d slots, the signatures have %d", ErrInvalidOptions, c.Bands, c.Bands.Slots(), c.Params.K)
+		}
+		return c, nil
+	}
+	c, m, err := decodeMeta(stored)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case spec != (shingle.Spec{}):
+		if got := fp(spec.Fingerprint()); got != m.SpecFingerprint {
+			return c, fmt.Errorf("%w: the index has %s (fingerprint %s); asked for %s (%s)", ErrSpecMismatch, m.Spec, m.SpecFingerprint, spec, got)
+		}
+		c.Spec = spec
+	case c.Spec == (shingle.Spec{}):
+		return c, fmt.Errorf("%w: the index has the keyed spec %s; pass the spec with its key", ErrSpecMismatch, m.Spec)
+	}
+	if params != (minhash.Params{}) {
+		params.EnsureDefaults()
+		if params.Fingerprint() != c.Params.Fingerprint() {
+			return c, fmt.Errorf("%w: the index has %s; asked for %s", ErrParamsMismatch, c.Params, params)
+		}
+	}
+	if bands != (lsh.Params{}) && bands != c.Bands {
+		return c, fmt.Errorf("%w: the index has %s; asked for %s", ErrBandsMismatch, c.Bands, bands)
+	}
+	if threshold != 0 {
+		c.Threshold = threshold
+	}
+	if bucketCap != 0 {
+		c.BucketCap = bucketCap
+	}
+	return c, nil
+}
+
+// Signer turns texts into signatures under a Config: the shingle.Shingler
+// and minhash.Hasher the batch job uses, nothing more. It does not allocate
+// per text once warm. A Signer is not safe for concurrent use; make one per
+// goroutine. Its output is deterministic.
+type Signer struct {
+	sh *shingle.Shingler
+	h  *minhash.Hasher
+}
+
+// NewSigner returns a Signer for c.
+func (c Config) NewSigner() (*Signer, error) {
+	sh, err := shingle.New(c.Spec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := minhash.NewHasher(c.Params)
+	if err != nil {
+		return nil, err
+	}
+	return &Signer{sh: sh, h: h}, nil
+}
+
+// Sign appends the signature of text to dst and reports whether text had no
+// features at all (the signature of the empty set, which matches every
+// other empty text and so should not be indexed).
+func (s *Signer) Sign(dst minhash.Signature, text []byte) (sig minhash.Signature, empty bool) {
+	sig = s.h.SignText(dst, s.sh, text)
+	return sig, s.h.Empty()
+}
+
+// Metrics returns the counts of the Signer's minhash.Hasher (signatures,
+// features, empty bins).
+func (s *Signer) Metrics() minhash.Metrics { return s.h.Metrics() }
+
+// keysOf appends the band keys of sig under c to dst, truncated to bucket
+// keys: lsh.Params.AppendKeys over minhash.Params.AppendSlots, as the batch
+// job bands. slots is scratch.
+func (c *Config) keysOf(dst []uint32, slots, keys []uint64, sig minhash.Signature) ([]uint32, []uint64, []uint64) {
+	slots = c.Params.AppendSlots(slots[:0], sig)
+	keys = c.Bands.AppendKeys(keys[:0], slots)
+	for _, k := range keys {
+		dst = append(dst, bucketKey(k))
+	}
+	return dst, slots, keys
+}

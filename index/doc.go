@@ -1,0 +1,134 @@
+// Package index is the persistent near-duplicate index behind `neardup
+// serve`: every document's MinHash signature and LSH band postings, with an
+// atomic check-and-insert, on Pebble in one directory ([DB]) or shared on
+// Redis ([Redis]). It reuses the batch job's stages — shingle.Shingler and
+// minhash.Hasher to sign ([Config.NewSigner]), lsh.Params.AppendKeys to band,
+// minhash.Params.Similarity to verify — and adds only storage.
+//
+// Answers are estimates: a match's similarity is the MinHash estimate of the
+// Jaccard similarity, and a near duplicate is missed with the probability the
+// LSH S-curve gives (1% at the threshold with the default banding). The index
+// is not a search engine and not a cryptographic store.
+//
+// # Layout
+//
+// A Pebble index is one Pebble database. Keys start with a one-byte prefix;
+// numbers are fixed-width big-endian, so that key order is numeric order:
+//
+//	m                        meta record: JSON with the layout version, the
+//	                         shingle spec and minhash params with their
+//	                         fingerprints, the banding, the default threshold
+//	                         and the bucket cap
+//	i <id>                   → document number (4 bytes)
+//	s <docnum:4>             → record: the signature's slots as packed on the
+//	                           wire (Params.Bytes() bytes), uvarint id length,
+//	                           id, uvarint count and positions of postings
+//	                           dropped at full buckets, then the metadata
+//	p <bucket:4> <docnum:4>  → empty: a posting
+//
+// A document number is given to each stored document (ascending; numbers of
+// deleted documents are not reused while the index is open, so an index takes
+// 2^32 − 1 inserts in all). A bucket key is the high 32 bits of a 64-bit band
+// key from lsh.Params.AppendKeys; the documents of a bucket are the keys with
+// its 5-byte prefix, one prefix scan. Two different band keys share 32 bits
+// with probability 2^-32 per pair of keys: at 16 million postings a query's
+// bucket meets a foreign posting 0.4% of the time, and verification drops it.
+//
+// The meta record is written when the index is made and checked at every
+// open: an index made under another spec, params or banding does not open
+// (ErrSpecMismatch, ErrParamsMismatch, ErrBandsMismatch). A keyed spec's key
+// is never stored, only its fingerprint.
+//
+// On disk (1M synthetic documents of 100 to 200 words, 8-character ids, the
+// default 16 bands, zstd at the bottom level) a document takes 564 bytes with
+// k = 128 32-bit slots: its record 436 (the 512 signature bytes compress,
+// because one-permutation densification copies slots, and zstd finds the
+// copies), its id 7, its 16 postings 121 (7.6 bytes each). With 8-bit slots
+// it takes 273 bytes (record 145); with 13 bands (recall 0.95) 251. See
+// BENCHMARKS.md.
+//
+// # Queries
+//
+// A query bands the signature into its distinct bucket keys, scans each
+// bucket (at most BucketCap documents), and reads the record of each distinct
+// candidate to compute Params.Similarity; matches at or above the threshold
+// are returned best first, ties by id. One Pebble iterator serves the whole
+// query, so it reads one consistent view.
+//
+// A bucket filter (Options.FilterBytes, 32 MiB by default) remembers which
+// bucket-key ranges have ever held a posting, so that the buckets of a new
+// document, nearly all empty, cost no seek. It is filled by scanning the
+// postings at open and never shrinks while open.
+//
+// # Check-and-insert
+//
+// CheckAndInsert is atomic with respect to every other writer. Writers take
+// lock stripes (65,536 mutexes) for the document's id and each of its bucket
+// keys, in ascending order, so they never deadlock; they check, write and
+// apply their batch under the locks. Two documents that could match each
+// other share a bucket key — that is how a query finds a document at all —
+// so they share a stripe: the second to take it sees the first one's
+// postings. Of near-identical documents submitted at once, exactly one is
+// new. Unrelated documents rarely share a stripe and proceed in parallel.
+// A batch is checked in order, each document also against those before it.
+//
+// # Durability
+//
+// Every write (Insert, CheckAndInsert, Delete, the bulk build's tables) is
+// one Pebble batch, applied atomically. A write returns only after its batch
+// is in the write-ahead log and the log is fsynced: an acknowledged write
+// survives a crash of the process (SIGKILL) or of the machine, and the index
+// reopens consistent — every document with all its postings, or none of it.
+// Concurrent writers share fsyncs (Pebble's group commit): the locks are
+// released as soon as the batch is applied, and the fsync is awaited after.
+// A batch is visible to readers before its fsync completes (as in any Pebble
+// database), so a "duplicate" answer can name a document whose own insert is
+// acknowledged a moment later; if the process dies in between, that document
+// is absent after restart, and its writer never had an acknowledgement.
+// Options.NoSync drops the fsync (for tests and bulk loads only).
+//
+// The crash test in package server kills a serving process with SIGKILL at
+// random moments and checks every acknowledged document and the agreement of
+// postings and records ([DB.Check]).
+//
+// # Hot buckets
+//
+// A bucket holds at most Options.BucketCap documents (1000 by default). A
+// posting into a full bucket is dropped and counted
+// (Metrics.DroppedPostings); the document is stored, is found through its
+// other buckets, and its record lists the dropped posting so that Check and
+// Delete know. Queries count the full buckets they meet (Metrics.FullBuckets)
+// and the sizes of the buckets they read (Metrics.BucketSize).
+//
+// # Bulk build
+//
+// [DB.NewBuilder] and [DB.BuildFromCorpus] fill an empty index without the
+// write-ahead log: records stream into sstables in document order; postings
+// are radix-sorted (spilling sorted runs to disk past BuildOptions.Memory)
+// and ids sorted; the tables, which do not overlap, are ingested at once into
+// the bottom level. The result answers every query as inserting the same
+// documents in the same order would.
+//
+// # Memory
+//
+// A DB's memory is bounded by its options, not by the index size: the block
+// cache (Options.CacheSize, 256 MiB by default), two memtables
+// (Options.MemTableSize, 32 MiB), the bucket filter (32 MiB) and the lock
+// stripes (0.5 MiB). A bulk build adds BuildOptions.Memory.
+//
+// # Redis
+//
+// [Redis] implements the same Index on a standalone Redis or a Redis Cluster,
+// so that several service instances share one index. Keys, under a prefix:
+// "meta" (the same meta record), "d:<id>" (the record), "b:<bucket:4>" (a set
+// of ids), "n" (the document count), and lock keys "l:b:<bucket>" and
+// "l:i:<id>". A check-and-insert takes the lock keys of its id and buckets
+// with SET NX PX in one pipeline (and this process's stripes first); if any is
+// taken it releases what it got and retries after a random, growing pause,
+// until its context ends (ErrLockTimeout). Locks expire after
+// RedisOptions.LockTTL, so a crashed writer blocks no one for longer. Writes
+// go postings first, then the record and the count, so a writer that dies
+// halfway leaves postings that queries skip (Check reports them). Durability
+// is Redis's: acknowledged writes are durable as far as the servers'
+// appendfsync setting makes them.
+package index

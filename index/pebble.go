@@ -1,0 +1,881 @@
+package index
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/neardup/neardup/minhash"
+)
+
+// DB is an Index on Pebble in one directory, for one process (Pebble locks
+// the directory). See the package doc for the layout and the durability
+// guarantee.
+//
+// A DB is safe for concurrent use. Its zero value is not usable: call Open.
+type DB struct {
+	db   *pebble.DB
+	po   *pebble.Options
+	dir  string
+	cfg  Config
+	sync bool
+	ro   bool
+
+	locks  *lockTable
+	filter *bucketFilter // nil when off
+	ids    *bucketFilter // of idFilterKey; nil when off
+	next   atomic.Uint64 // next document number
+	docs   atomic.Int64
+	m      metrics
+
+	// closeMu is held shared by every operation and exclusively by Close,
+	// so Close waits for writes in flight.
+	closeMu  sync.RWMutex
+	closed   bool
+	building bool // a Builder owns the index
+
+	pool sync.Pool // *scratch
+}
+
+// scratch is one operation's reusable buffers.
+type scratch struct {
+	keys    []uint32 // bucket keys of one document
+	slots   []uint64
+	keys64  []uint64
+	cands   []uint32 // document numbers met in buckets
+	counts  []int    // bucket sizes seen (capped)
+	stripes []uint32
+	sig     minhash.Signature
+	kbuf    []byte
+}
+
+// quietLogger drops Pebble's informational messages and prints errors.
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any) {}
+func (quietLogger) Errorf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
+}
+func (quietLogger) Fatalf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
+	os.Exit(1)
+}
+
+// Open opens the index in directory dir, creating it if it does not exist
+// (unless opts.ReadOnly). Opening an index made under another spec, params or
+// banding than opts asks for fails with ErrSpecMismatch, ErrParamsMismatch or
+// ErrBandsMismatch; see Options.
+func Open(dir string, opts *Options) (*DB, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	o.EnsureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	cache := pebble.NewCache(o.CacheSize)
+	defer cache.Unref() // Pebble holds its own reference
+	po := &pebble.Options{
+		Cache:              cache,
+		MemTableSize:       uint64(o.MemTableSize),
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             quietLogger{},
+		ReadOnly:           o.ReadOnly,
+		ErrorIfNotExists:   o.ReadOnly,
+		// Up to two compactions when L0 backs up (after a bulk build or a
+		// burst of writes).
+		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
+	}
+	// zstd at the bottom levels: the signatures are random bytes and do not
+	// compress, but the postings' document numbers and the ids gain from
+	// zstd's entropy coding (about 15% of the postings).
+	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionGood })
+	pdb, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	d := &DB{db: pdb, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes), ids: newBucketFilter(o.FilterBytes / 4)}
+	if err := d.init(&o); err != nil {
+		pdb.Close()
+		return nil, fmt.Errorf("index: open %s: %w", dir, err)
+	}
+	return d, nil
+}
+
+func (d *DB) init(o *Options) error {
+	stored, closer, err := d.db.Get(metaKey)
+	switch {
+	case errors.Is(err, pebble.ErrNotFound):
+		stored = nil
+	case err != nil:
+		return err
+	default:
+		stored = bytes.Clone(stored)
+		closer.Close()
+	}
+	if stored == nil {
+		it, err := d.db.NewIter(nil)
+		if err != nil {
+			return err
+		}
+		nonEmpty := it.First()
+		it.Close()
+		if nonEmpty {
+			return fmt.Errorf("%w: a Pebble database without a neardup meta record", ErrCorrupt)
+		}
+		if d.ro {
+			return fmt.Errorf("%w: no index to open read-only", ErrNotFound)
+		}
+	}
+	d.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
+	if err != nil {
+		return err
+	}
+	if stored == nil {
+		if err := d.db.Set(metaKey, encodeMeta(d.cfg), pebble.Sync); err != nil {
+			return err
+		}
+	}
+	// The next document number follows the last stored signature; the
+	// number of documents is the number of ids.
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixID}, UpperBound: []byte{prefixID + 1}})
+	if err != nil {
+		return err
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n++
+		if d.ids != nil {
+			d.ids.set(idFilterKey(string(it.Key()[1:])))
+		}
+	}
+	if err := it.Close(); err != nil {
+		return err
+	}
+	d.docs.Store(n)
+	if d.filter != nil {
+		if err := d.fillFilter(); err != nil {
+			return err
+		}
+	}
+	last, err := d.lastDocNum()
+	if err != nil {
+		return err
+	}
+	d.next.Store(uint64(last) + 1)
+	return nil
+}
+
+// fillFilter sets the filter bits of every stored posting.
+func (d *DB) fillFilter() error {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPosting}, UpperBound: []byte{prefixPosting + 1}})
+	if err != nil {
+		return err
+	}
+	var last uint32
+	first := true
+	for ok := it.First(); ok; ok = it.Next() {
+		if bk, _, ok := parsePostingKey(it.Key()); ok && (first || bk != last) {
+			d.filter.set(bk)
+			last, first = bk, false
+		}
+	}
+	return it.Close()
+}
+
+// lastDocNum returns the highest stored document number, 0 if none.
+func (d *DB) lastDocNum() (uint32, error) {
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixSig}, UpperBound: []byte{prefixSig + 1}})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	if !it.Last() {
+		return 0, it.Error()
+	}
+	doc, ok := parseSigKey(it.Key())
+	if !ok {
+		return 0, fmt.Errorf("%w: signature key %x", ErrCorrupt, it.Key())
+	}
+	return doc, nil
+}
+
+// Config returns the index's configuration.
+func (d *DB) Config() Config { return d.cfg }
+
+// Metrics returns what the index has counted since it was opened.
+func (d *DB) Metrics() Metrics { return d.m.snapshot() }
+
+// Pebble returns the underlying Pebble database, for its metrics and for
+// tools. Writing to it directly breaks the index.
+func (d *DB) Pebble() *pebble.DB { return d.db }
+
+// enter starts an operation; the returned function ends it.
+func (d *DB) enter(ctx context.Context, write bool) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	d.closeMu.RLock()
+	if d.closed {
+		d.closeMu.RUnlock()
+		return nil, ErrClosed
+	}
+	if write && d.ro {
+		d.closeMu.RUnlock()
+		return nil, fmt.Errorf("%w: index opened read-only", ErrInvalidOptions)
+	}
+	if write && d.building {
+		d.closeMu.RUnlock()
+		return nil, fmt.Errorf("%w: a bulk build is in progress", ErrInvalidOptions)
+	}
+	return d.closeMu.RUnlock, nil
+}
+
+func (d *DB) getScratch() *scratch {
+	if s, ok := d.pool.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{}
+}
+
+// Close waits for operations in flight, then closes the database.
+func (d *DB) Close() error {
+	d.closeMu.Lock()
+	defer d.closeMu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	return d.db.Close()
+}
+
+// newIter returns an iterator over ids, postings and signatures: one
+// consistent view for a whole operation.
+func (d *DB) newIter() (*pebble.Iterator, error) {
+	return d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixID}, UpperBound: []byte{prefixSig + 1}})
+}
+
+// docKeys fills s.keys with the distinct bucket keys of sig.
+func (d *DB) docKeys(s *scratch, sig minhash.Signature) {
+	s.keys, s.slots, s.keys64 = d.cfg.keysOf(s.keys[:0], s.slots, s.keys64, sig)
+	slices.Sort(s.keys)
+	s.keys = slices.Compact(s.keys)
+}
+
+// scanBuckets reads the buckets of s.keys: their sizes (up to the cap) go to
+// s.counts and, if collect, their document numbers to s.cands.
+func (d *DB) scanBuckets(it *pebble.Iterator, s *scratch, collect bool) {
+	capacity := d.cfg.BucketCap
+	s.counts = s.counts[:0]
+	for _, bk := range s.keys {
+		if !d.filter.mayHold(bk) {
+			s.counts = append(s.counts, 0)
+			d.m.bucketSize.observe(0)
+			continue
+		}
+		s.kbuf = appendBucketPrefix(s.kbuf[:0], bk)
+		n := 0
+		for ok := it.SeekGE(s.kbuf); ok && bytes.HasPrefix(it.Key(), s.kbuf); ok = it.Next() {
+			if capacity != Unlimited && n >= capacity {
+				break
+			}
+			if collect {
+				_, doc, _ := parsePostingKey(it.Key())
+				s.cands = append(s.cands, doc)
+			}
+			n++
+		}
+		if capacity != Unlimited && n >= capacity {
+			d.m.fullBuckets.Add(1)
+		}
+		s.counts = append(s.counts, n)
+		d.m.bucketSize.observe(n)
+	}
+	d.m.bucketsRead.Add(uint64(len(s.keys)))
+}
+
+// readRecord positions it on document doc's record and returns its value
+// (valid until the iterator moves), or nil if there is none.
+func (d *DB) readRecord(it *pebble.Iterator, s *scratch, doc uint32) ([]byte, error) {
+	s.kbuf = appendSigKey(s.kbuf[:0], doc)
+	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
+		return nil, it.Error()
+	}
+	return it.ValueAndErr()
+}
+
+// lookupID returns the document number of id, if stored.
+func (d *DB) lookupID(it *pebble.Iterator, s *scratch, id string) (uint32, bool, error) {
+	if !d.ids.mayHold(idFilterKey(id)) {
+		return 0, false, nil
+	}
+	s.kbuf = appendIDKey(s.kbuf[:0], id)
+	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
+		return 0, false, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return 0, false, err
+	}
+	if len(v) != docNumBytes {
+		return 0, false, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
+	}
+	return binary.BigEndian.Uint32(v), true, nil
+}
+
+// verify turns s.cands into matches of sig appended to dst (unsorted).
+func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
+	slices.Sort(s.cands)
+	s.cands = slices.Compact(s.cands)
+	p := &d.cfg.Params
+	for _, doc := range s.cands {
+		rec, err := d.readRecord(it, s, doc)
+		if err != nil {
+			return dst, err
+		}
+		if rec == nil {
+			continue // deleted since the posting was read
+		}
+		r, err := decodeRecord(s.sig[:0], p, rec)
+		if err != nil {
+			return dst, fmt.Errorf("document %d: %w", doc, err)
+		}
+		s.sig = r.sig
+		id, meta := r.id, r.meta
+		sim := p.Similarity(sig, s.sig)
+		if sim < q.Threshold {
+			d.m.dropped.Add(1)
+			continue
+		}
+		if q.Exclude != "" && string(id) == q.Exclude {
+			continue
+		}
+		m := Match{ID: string(id), Similarity: sim}
+		if len(meta) > 0 {
+			m.Meta = bytes.Clone(meta)
+		}
+		dst = append(dst, m)
+	}
+	d.m.candidates.Add(uint64(len(s.cands)))
+	d.m.candidatesPerQuery.observe(len(s.cands))
+	d.m.queries.Add(1)
+	return dst, nil
+}
+
+// sortMatches orders matches best first, ties by id, and keeps limit.
+func sortMatches(ms []Match, limit int) []Match {
+	slices.SortFunc(ms, func(a, b Match) int {
+		switch {
+		case a.Similarity > b.Similarity:
+			return -1
+		case a.Similarity < b.Similarity:
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	if len(ms) > limit {
+		ms = ms[:limit]
+	}
+	return ms
+}
+
+// Query returns the stored documents similar to sig.
+func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
+	done, err := d.enter(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	qo, err := q.resolve(&d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	if len(sig) != d.cfg.Params.Words() {
+		return nil, fmt.Errorf("%w: signature of %d words, params %s make %d", ErrInvalidDocument, len(sig), d.cfg.Params, d.cfg.Params.Words())
+	}
+	s := d.getScratch()
+	defer d.pool.Put(s)
+	d.docKeys(s, sig)
+	it, err := d.newIter()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	s.cands = s.cands[:0]
+	d.scanBuckets(it, s, true)
+	ms, err := d.verify(nil, it, s, sig, &qo)
+	if err != nil {
+		return nil, err
+	}
+	ms = sortMatches(ms, qo.Limit)
+	d.m.matches.Add(uint64(len(ms)))
+	return ms, nil
+}
+
+// Get returns the stored document id.
+func (d *DB) Get(ctx context.Context, id string) (Doc, error) {
+	done, err := d.enter(ctx, false)
+	if err != nil {
+		return Doc{}, err
+	}
+	defer done()
+	s := d.getScratch()
+	defer d.pool.Put(s)
+	return d.get(s, id)
+}
+
+func (d *DB) get(s *scratch, id string) (Doc, error) {
+	it, err := d.newIter()
+	if err != nil {
+		return Doc{}, err
+	}
+	defer it.Close()
+	doc, ok, err := d.lookupID(it, s, id)
+	if err != nil {
+		return Doc{}, err
+	}
+	if !ok {
+		return Doc{}, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	rec, err := d.readRecord(it, s, doc)
+	if err != nil {
+		return Doc{}, err
+	}
+	if rec == nil {
+		return Doc{}, fmt.Errorf("%w: id %q maps to document %d, which has no record", ErrCorrupt, id, doc)
+	}
+	r, err := decodeRecord(nil, &d.cfg.Params, rec)
+	if err != nil {
+		return Doc{}, err
+	}
+	out := Doc{ID: id, Sig: r.sig}
+	if len(r.meta) > 0 {
+		out.Meta = bytes.Clone(r.meta)
+	}
+	return out, nil
+}
+
+// pendingDoc is a document written by the current batch.
+type pendingDoc struct {
+	id   string
+	sig  minhash.Signature
+	meta []byte
+}
+
+// writeBatch collects one operation's writes.
+type writeBatch struct {
+	d       *DB
+	b       *pebble.Batch
+	kbuf    []byte
+	vbuf    []byte
+	pending []pendingDoc
+	byKey   map[uint32][]int // bucket key → pending documents in it
+	ids     map[string]bool
+	dropped []int
+	inserts int
+}
+
+func (d *DB) newWriteBatch() *writeBatch {
+	return &writeBatch{d: d, b: d.db.NewBatch(), byKey: map[uint32][]int{}, ids: map[string]bool{}}
+}
+
+// add stores doc under a new document number; s.keys and s.counts are the
+// document's bucket keys and their current sizes.
+func (w *writeBatch) add(s *scratch, doc *Doc) error {
+	d := w.d
+	n := d.next.Add(1) - 1
+	if n > maxDocNum {
+		return ErrFull
+	}
+	num := uint32(n)
+	d.ids.set(idFilterKey(doc.ID)) // before the batch is applied: see bucketFilter
+	w.kbuf = appendIDKey(w.kbuf[:0], doc.ID)
+	var nb [docNumBytes]byte
+	binary.BigEndian.PutUint32(nb[:], num)
+	w.b.Set(w.kbuf, nb[:], nil)
+	capacity := d.cfg.BucketCap
+	idx := len(w.pending)
+	w.dropped = w.dropped[:0]
+	for i, bk := range s.keys {
+		if capacity != Unlimited && s.counts[i]+len(w.byKey[bk]) >= capacity {
+			d.m.droppedPost.Add(1)
+			w.dropped = append(w.dropped, i)
+			continue
+		}
+		w.kbuf = appendPostingKey(w.kbuf[:0], bk, num)
+		w.b.Set(w.kbuf, nil, nil)
+		w.byKey[bk] = append(w.byKey[bk], idx)
+		d.filter.set(bk) // before the batch is applied: see bucketFilter
+	}
+	w.kbuf = appendSigKey(w.kbuf[:0], num)
+	w.vbuf = appendRecord(w.vbuf[:0], &d.cfg.Params, doc.Sig, doc.ID, w.dropped, doc.Meta)
+	w.b.Set(w.kbuf, w.vbuf, nil)
+	w.pending = append(w.pending, pendingDoc{id: doc.ID, sig: slices.Clone(doc.Sig), meta: doc.Meta})
+	w.ids[doc.ID] = true
+	w.inserts++
+	return nil
+}
+
+// commit applies the batch, calls unlock once it is visible, and returns once
+// it is durable.
+func (w *writeBatch) commit(unlock func()) error {
+	d := w.d
+	defer w.b.Close()
+	if w.b.Empty() {
+		unlock()
+		return nil
+	}
+	if !d.sync {
+		err := w.b.Commit(pebble.NoSync)
+		unlock()
+		if err == nil {
+			d.commitDone(w)
+		}
+		return err
+	}
+	// Applied (visible) before the WAL sync: release the locks then, so
+	// that writers of other documents share the sync (group commit).
+	if err := d.db.ApplyNoSyncWait(w.b, pebble.Sync); err != nil {
+		unlock()
+		return err
+	}
+	unlock()
+	if err := w.b.SyncWait(); err != nil {
+		return err
+	}
+	d.commitDone(w)
+	return nil
+}
+
+func (d *DB) commitDone(w *writeBatch) {
+	d.m.commits.Add(1)
+	d.m.inserts.Add(uint64(w.inserts))
+	d.docs.Add(int64(w.inserts))
+}
+
+// lockDocs takes the stripes of the ids and buckets of docs. Invalid
+// documents are skipped (they are rejected later).
+func (d *DB) lockDocs(s *scratch, docs []Doc) []uint32 {
+	s.stripes = s.stripes[:0]
+	for i := range docs {
+		if validateDoc(&d.cfg, &docs[i]) != nil {
+			continue
+		}
+		s.stripes = append(s.stripes, idStripe(docs[i].ID))
+		d.docKeys(s, docs[i].Sig)
+		for _, bk := range s.keys {
+			s.stripes = append(s.stripes, bucketStripe(bk))
+		}
+	}
+	s.stripes = d.locks.lock(s.stripes)
+	return s.stripes
+}
+
+// Insert stores docs without checking them; all or nothing.
+func (d *DB) Insert(ctx context.Context, docs []Doc) error {
+	done, err := d.enter(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	for i := range docs {
+		if err := validateDoc(&d.cfg, &docs[i]); err != nil {
+			return err
+		}
+	}
+	s := d.getScratch()
+	defer d.pool.Put(s)
+	stripes := d.lockDocs(s, docs)
+	locked := true
+	unlock := func() {
+		if locked {
+			d.locks.unlock(stripes)
+			locked = false
+		}
+	}
+	defer unlock()
+	it, err := d.newIter()
+	if err != nil {
+		return err
+	}
+	w := d.newWriteBatch()
+	for i := range docs {
+		doc := &docs[i]
+		_, exists, err := d.lookupID(it, s, doc.ID)
+		if err == nil && (exists || w.ids[doc.ID]) {
+			err = fmt.Errorf("%w: %q", ErrDuplicateID, doc.ID)
+		}
+		if err == nil {
+			d.docKeys(s, doc.Sig)
+			d.scanBuckets(it, s, false)
+			err = w.add(s, doc)
+		}
+		if err != nil {
+			it.Close()
+			w.b.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		w.b.Close()
+		return err
+	}
+	return w.commit(unlock)
+}
+
+// CheckAndInsert checks each doc against the index and the docs before it,
+// and stores those without a match.
+func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([]Result, error) {
+	done, err := d.enter(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	qo, err := q.resolve(&d.cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := d.getScratch()
+	defer d.pool.Put(s)
+	stripes := d.lockDocs(s, docs)
+	locked := true
+	unlock := func() {
+		if locked {
+			d.locks.unlock(stripes)
+			locked = false
+		}
+	}
+	defer unlock()
+	// The iterator is made under the locks: it sees every write of the
+	// writers that held them before.
+	it, err := d.newIter()
+	if err != nil {
+		return nil, err
+	}
+	w := d.newWriteBatch()
+	results := make([]Result, len(docs))
+	var dupes uint64
+	for i := range docs {
+		doc := &docs[i]
+		r := &results[i]
+		r.ID = doc.ID
+		if err := validateDoc(&d.cfg, doc); err != nil {
+			r.Err = err
+			continue
+		}
+		_, exists, err := d.lookupID(it, s, doc.ID)
+		if err != nil {
+			it.Close()
+			w.b.Close()
+			return nil, err
+		}
+		if exists || w.ids[doc.ID] {
+			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, doc.ID)
+			continue
+		}
+		d.docKeys(s, doc.Sig)
+		s.cands = s.cands[:0]
+		d.scanBuckets(it, s, true)
+		ms, err := d.verify(nil, it, s, doc.Sig, &qo)
+		if err != nil {
+			it.Close()
+			w.b.Close()
+			return nil, err
+		}
+		ms = w.verifyPending(ms, s, doc.Sig, &qo)
+		if len(ms) > 0 {
+			r.Status, r.Matches = Duplicate, sortMatches(ms, qo.Limit)
+			d.m.matches.Add(uint64(len(r.Matches)))
+			dupes++
+			continue
+		}
+		if err := w.add(s, doc); err != nil {
+			it.Close()
+			w.b.Close()
+			return nil, err
+		}
+		r.Status = New
+	}
+	if err := it.Close(); err != nil {
+		w.b.Close()
+		return nil, err
+	}
+	if err := w.commit(unlock); err != nil {
+		return nil, err
+	}
+	d.m.duplicates.Add(dupes)
+	return results, nil
+}
+
+// verifyPending adds the matches among the batch's own earlier documents.
+func (w *writeBatch) verifyPending(ms []Match, s *scratch, sig minhash.Signature, q *QueryOptions) []Match {
+	if len(w.pending) == 0 {
+		return ms
+	}
+	var seen []int
+	for _, bk := range s.keys {
+		seen = append(seen, w.byKey[bk]...)
+	}
+	slices.Sort(seen)
+	seen = slices.Compact(seen)
+	p := &w.d.cfg.Params
+	for _, i := range seen {
+		pd := &w.pending[i]
+		if sim := p.Similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
+			ms = append(ms, Match{ID: pd.id, Similarity: sim, Meta: bytes.Clone(pd.meta)})
+		}
+	}
+	return ms
+}
+
+// Delete removes document id and its postings.
+func (d *DB) Delete(ctx context.Context, id string) error {
+	done, err := d.enter(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	s := d.getScratch()
+	defer d.pool.Put(s)
+	for attempt := 0; ; attempt++ {
+		// Read the document's buckets without locks, then lock them and
+		// check that the id still names the same document.
+		doc, err := d.get(s, id)
+		if err != nil {
+			return err
+		}
+		s.stripes = append(s.stripes[:0], idStripe(id))
+		d.docKeys(s, doc.Sig)
+		for _, bk := range s.keys {
+			s.stripes = append(s.stripes, bucketStripe(bk))
+		}
+		stripes := d.locks.lock(s.stripes)
+		err = d.deleteLocked(s, id, doc.Sig, stripes)
+		if errors.Is(err, errRetry) && attempt < 10 {
+			continue
+		}
+		return err
+	}
+}
+
+var errRetry = errors.New("index: retry")
+
+func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes []uint32) error {
+	locked := true
+	unlock := func() {
+		if locked {
+			d.locks.unlock(stripes)
+			locked = false
+		}
+	}
+	defer unlock()
+	it, err := d.newIter()
+	if err != nil {
+		return err
+	}
+	num, ok, err := d.lookupID(it, s, id)
+	var rec []byte
+	if err == nil && ok {
+		rec, err = d.readRecord(it, s, num)
+	}
+	if err != nil {
+		it.Close()
+		return err
+	}
+	if !ok {
+		it.Close()
+		return fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	var cur record
+	if rec != nil {
+		cur, err = decodeRecord(nil, &d.cfg.Params, rec)
+	}
+	if err != nil {
+		it.Close()
+		return err
+	}
+	if rec == nil || !slices.Equal(cur.sig, sig) {
+		it.Close()
+		return errRetry // replaced between the read and the lock
+	}
+	b := d.db.NewBatch()
+	b.Delete(appendIDKey(nil, id), nil)
+	b.Delete(appendSigKey(nil, num), nil)
+	d.docKeys(s, sig)
+	for i, bk := range s.keys {
+		if !cur.droppedAt(i) {
+			b.Delete(appendPostingKey(s.kbuf[:0], bk, num), nil)
+		}
+	}
+	it.Close() // after the last use of cur, which aliases its memory
+	w := &writeBatch{d: d, b: b}
+	if err := w.commit(unlock); err != nil {
+		return err
+	}
+	d.docs.Add(-1)
+	d.m.deletes.Add(1)
+	return nil
+}
+
+// Stats counts the documents and the bytes on disk.
+func (d *DB) Stats(ctx context.Context) (Stats, error) {
+	done, err := d.enter(ctx, false)
+	if err != nil {
+		return Stats{}, err
+	}
+	defer done()
+	return Stats{Documents: d.docs.Load(), Bytes: int64(d.db.Metrics().DiskSpaceUsage())}, nil
+}
+
+// Preload reads the whole index once, so that its blocks are in the block
+// cache (as far as Options.CacheSize holds them) before the first queries:
+// a service answers from memory at once instead of after hours of traffic.
+// It returns the bytes of keys and values read.
+func (d *DB) Preload(ctx context.Context) (int64, error) {
+	done, err := d.enter(ctx, false)
+	if err != nil {
+		return 0, err
+	}
+	defer done()
+	it, err := d.newIter()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for ok := it.First(); ok; ok = it.Next() {
+		n += int64(len(it.Key()) + len(it.Value()))
+		if n&(1<<20-1) < 64 && ctx.Err() != nil {
+			it.Close()
+			return n, ctx.Err()
+		}
+	}
+	return n, it.Close()
+}
+
+// Flush writes the memtable to an sstable and waits for it; Compact
+// (compact true) then rewrites the whole index into its final levels, so
+// that Stats measures the settled size.
+func (d *DB) Flush(ctx context.Context, compact bool) error {
+	done, err := d.enter(ctx, true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if err := d.db.Flush(); err != nil {
+		return err
+	}
+	if compact {
+		return d.db.Compact(ctx, []byte{0}, []byte{0xff}, true)
+	}
+	return nil
+}

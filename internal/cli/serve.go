@@ -1,0 +1,176 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/server"
+)
+
+type serveOptions struct {
+	index           indexFlags
+	addr            string
+	tokenFile       string
+	rateLimit       float64
+	rateBurst       int
+	maxBody         string
+	maxText         string
+	maxBatchDocs    int
+	maxBatchBody    string
+	requestTimeout  time.Duration
+	shutdownTimeout time.Duration
+	preload         bool
+}
+
+func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
+	o.index.AddFlags(fs)
+	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "address to listen on")
+	fs.StringVar(&o.tokenFile, "token-file", "", "require a bearer token: one per line in this file (default: $NEARDUP_TOKEN if set, else no authentication)")
+	fs.Float64Var(&o.rateLimit, "rate-limit", 0, "requests per second per client (token, or IP address); 0: no limit")
+	fs.IntVar(&o.rateBurst, "rate-burst", 0, "requests a client may send at once above the rate (default: the rate)")
+	fs.StringVar(&o.maxBody, "max-body-bytes", "4MiB", "largest body of a single-document request")
+	fs.StringVar(&o.maxText, "max-text-bytes", "1MiB", "longest document text")
+	fs.IntVar(&o.maxBatchDocs, "max-batch-docs", server.DefaultMaxBatchDocs, "most documents in a batch request")
+	fs.StringVar(&o.maxBatchBody, "max-batch-bytes", "64MiB", "largest body of a batch request")
+	fs.DurationVar(&o.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "time limit of each request")
+	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM or SIGINT, how long to wait for requests in flight")
+	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
+}
+
+// readTokens reads bearer tokens, one a line; blank lines and lines starting
+// with '#' are skipped.
+func readTokens(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var tokens []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if t := strings.TrimSpace(sc.Text()); t != "" && !strings.HasPrefix(t, "#") {
+			tokens = append(tokens, t)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("%s holds no token", path)
+	}
+	return tokens, nil
+}
+
+func (o *serveOptions) build() (*server.Options, error) {
+	so := &server.Options{RateLimit: o.rateLimit, RateBurst: o.rateBurst, MaxBatchDocs: o.maxBatchDocs,
+		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout}
+	for _, v := range []struct {
+		s   string
+		dst *int64
+	}{{o.maxBody, &so.MaxBodyBytes}, {o.maxBatchBody, &so.MaxBatchBytes}} {
+		n, err := dedup.ParseBytes(v.s)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		*v.dst = n
+	}
+	n, err := dedup.ParseBytes(o.maxText)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	so.MaxTextBytes = int(n)
+	switch {
+	case o.tokenFile != "":
+		if so.Tokens, err = readTokens(o.tokenFile); err != nil {
+			return nil, usageError{err}
+		}
+	case os.Getenv("NEARDUP_TOKEN") != "":
+		so.Tokens = []string{os.Getenv("NEARDUP_TOKEN")}
+	}
+	if err := so.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	return so, nil
+}
+
+func newServeCmd(io IO) *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
+		Short: "Serve the online near-duplicate API over a persistent index",
+		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, created
+if missing, or a shared index on Redis with --redis):
+
+  POST   /v1/check              duplicates of a document; nothing stored
+  POST   /v1/documents          check, and store the document if it is new
+  POST   /v1/documents:batch    the same for NDJSON lines, answered in NDJSON
+  GET    /v1/documents/{id}     a stored document's id and metadata
+  DELETE /v1/documents/{id}     delete a document
+  GET    /healthz /readyz /metrics /openapi.yaml
+
+A "new" answer is sent once the document is durable (its WAL record synced).
+SIGTERM or SIGINT stop accepting requests and finish those in flight first.
+The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
+		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
+  NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
+  neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			so, err := o.build()
+			if err != nil {
+				return err
+			}
+			return runServe(cmd.Context(), io, o, so, cmd.Flags())
+		},
+	}
+	o.AddFlags(cmd.Flags())
+	return cmd
+}
+
+func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options, fs *pflag.FlagSet) error {
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
+	so.Logger = logger
+	idx, err := o.index.open(ctx, fs)
+	if err != nil {
+		return err
+	}
+	defer idx.Close()
+	if db, ok := idx.(*index.DB); ok && o.preload {
+		start := time.Now()
+		n, err := db.Preload(ctx)
+		if err != nil {
+			return err
+		}
+		logger.Info("preloaded", "bytes", n, "seconds", time.Since(start).Seconds())
+	}
+	s, err := server.New(idx, so)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	st, _ := idx.Stats(ctx)
+	logger.Info("serving", "addr", ln.Addr().String(), "documents", st.Documents, "index", idx.Config().String(), "auth", len(so.Tokens) > 0)
+	if err := s.Serve(ctx, ln); err != nil {
+		return err
+	}
+	logger.Info("stopped")
+	return idx.Close()
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestIndexServeQueryCheck drives the online commands as a user would: build
+// an index from the bundled sample, check it, serve it, query and check
+// documents against the server, and stop it.
+func TestIndexServeQueryCheck(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	code, stdout, stderr := runCLI(t, "", "index", "build", "-q", "--data", dir, sample)
+	if code != ExitOK || !strings.Contains(stdout, "indexed 1000 documents") {
+		t.Fatalf("index build: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr = runCLI(t, "", "index", "check", "--data", dir); code != ExitOK || !strings.Contains(stdout, "documents 1000") {
+		t.Fatalf("index check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	code, stdout, _ = runCLI(t, "", "index", "stats", "--data", dir)
+	var st map[string]any
+	if code != ExitOK || json.Unmarshal([]byte(stdout), &st) != nil || st["documents"] != 1000.0 || st["bands"] != 16.0 {
+		t.Fatalf("index stats: exit %d\n%s", code, stdout)
+	}
+	if code, _, stderr = runCLI(t, "", "index", "stats", "--data", dir, "--shingle", "char:5"); code != ExitFailure || !strings.Contains(stderr, "another shingle spec") {
+		t.Errorf("stats under another spec: exit %d, %s", code, stderr)
+	}
+	if code, _, _ = runCLI(t, "", "index", "build", "--data", dir, sample); code != ExitFailure {
+		t.Errorf("build into a non-empty index: exit %d; want 1", code)
+	}
+	if code, _, _ = runCLI(t, "", "serve"); code != ExitUsage {
+		t.Errorf("serve without --data: exit %d; want 2", code)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	var serveCode int
+	var serveErr bytes.Buffer
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		serveCode = Main(ctx, []string{"serve", "--data", dir, "--addr", addr, "--preload"}, IO{Out: &bytes.Buffer{}, Err: &serveErr})
+	}()
+	url := "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve did not start: %s", serveErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	// The first article, queried, matches itself in the index.
+	var first struct{ ID, Text string }
+	data := readFirstLine(t, sample)
+	json.Unmarshal(data, &first)
+	code, stdout, stderr = runCLI(t, first.Text, "query", "--server", url)
+	if code != ExitOK || !strings.Contains(stdout, `"status":"duplicate"`) || !strings.Contains(stdout, `"id":"`+first.ID+`"`) {
+		t.Fatalf("query: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, _ = runCLI(t, "", "query", "--server", url, "--get", first.ID); code != ExitOK || !strings.Contains(stdout, first.ID) {
+		t.Errorf("query --get: exit %d %s", code, stdout)
+	}
+	// New documents are stored; a repeat within the input is a duplicate.
+	in := `{"id": "n1", "text": "an entirely new document about the quick brown fox and the lazy dog"}
+{"id": "n2", "text": "an entirely new document about the quick brown fox and the lazy dog"}
+`
+	code, stdout, stderr = runCLI(t, in, "check", "--server", url, "-")
+	if code != ExitOK || strings.Count(stdout, `"status":"new"`) != 1 || strings.Count(stdout, `"status":"duplicate"`) != 1 ||
+		!strings.Contains(stderr, "1 new, 1 duplicate, 0 failed") {
+		t.Fatalf("check: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Checking again with --no-insert: n1 is now a duplicate (of itself
+	// under another id), nothing stored.
+	code, stdout, stderr = runCLI(t, strings.ReplaceAll(in, `"n`, `"m`), "check", "--no-insert", "--server", url, "-")
+	if code != ExitOK || strings.Count(stdout, `"status":"duplicate"`) != 2 {
+		t.Fatalf("check --no-insert: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Repeating ids fails those documents: exit 1.
+	if code, _, _ = runCLI(t, in, "check", "--server", url, "-"); code != ExitFailure {
+		t.Errorf("check of stored ids: exit %d; want 1", code)
+	}
+	if code, _, _ = runCLI(t, "x", "query", "--server", "http://127.0.0.1:1"); code != ExitFailure {
+		t.Errorf("query of no server: exit %d; want 1", code)
+	}
+	cancel()
+	wg.Wait()
+	if serveCode != ExitOK {
+		t.Errorf("serve after SIGINT-like cancel: exit %d\n%s", serveCode, serveErr.String())
+	}
+	if code, stdout, _ = runCLI(t, "", "index", "check", "--data", dir); code != ExitOK || !strings.Contains(stdout, "documents 1001") {
+		t.Errorf("index after serving: exit %d %s", code, stdout)
+	}
+}
+
+func readFirstLine(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	line, _, _ := bytes.Cut(data, []byte("\n"))
+	return line
+}

@@ -1,0 +1,132 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes    = 4 << 20
+	DefaultMaxTextBytes    = 1 << 20
+	DefaultMaxBatchDocs    = 1000
+	DefaultMaxBatchBytes   = 64 << 20
+	DefaultRequestTimeout  = 10 * time.Second
+	DefaultShutdownTimeout = 30 * time.Second
+	DefaultIdleTimeout     = 2 * time.Minute
+)
+
+// Options configure a Server. The zero value, and nil, ask for the
+// defaults: no authentication, no rate limit.
+type Options struct {
+	// MaxBodyBytes is the largest body of a single-document request, in
+	// bytes; larger bodies get 413 body_too_large. Default 4 MiB.
+	MaxBodyBytes int64
+	// MaxTextBytes is the longest text of a document, in bytes; longer
+	// texts get 413 text_too_long. Default 1 MiB.
+	MaxTextBytes int
+	// MaxBatchDocs is the most documents (lines) a batch may hold; more get
+	// 413 batch_too_large and nothing is stored. Default 1000.
+	MaxBatchDocs int
+	// MaxBatchBytes is the largest batch body, in bytes. Default 64 MiB.
+	MaxBatchBytes int64
+	// RequestTimeout bounds each request's work; a request not done in
+	// time gets 503 timeout (a write that had started is finished and
+	// answered). Default 10 s.
+	RequestTimeout time.Duration
+	// ShutdownTimeout bounds how long Serve waits, once its context ends,
+	// for requests in flight (writes included) to finish. Default 30 s.
+	ShutdownTimeout time.Duration
+	// IdleTimeout closes keep-alive connections idle this long. Default 2 min.
+	IdleTimeout time.Duration
+	// Tokens, when not empty, are the accepted bearer tokens: every /v1
+	// request must carry "Authorization: Bearer <token>" with one of them,
+	// or gets 401 unauthorized. /healthz, /readyz, /metrics and
+	// /openapi.yaml stay open. Default none (no authentication).
+	Tokens []string
+	// RateLimit is each client's sustained rate of /v1 requests per second
+	// (a client is its token when Tokens are set, else its IP address);
+	// requests over it get 429 rate_limited. A batch counts once. Default 0:
+	// no limit.
+	RateLimit float64
+	// RateBurst is how many requests a client may send at once above the
+	// rate. Default: the rate, rounded up (at least 1).
+	RateBurst int
+	// Registry receives the Prometheus collectors. Default: a new registry
+	// (see Server.Registry), so that several Servers can coexist.
+	Registry *prometheus.Registry
+	// Logger logs failures (5xx) and lifecycle. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// EnsureDefaults fills zero fields with their defaults and returns o; a nil o
+// yields new Options with every default.
+func (o *Options) EnsureDefaults() *Options {
+	if o == nil {
+		o = &Options{}
+	}
+	if o.MaxBodyBytes == 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxTextBytes == 0 {
+		o.MaxTextBytes = DefaultMaxTextBytes
+	}
+	if o.MaxBatchDocs == 0 {
+		o.MaxBatchDocs = DefaultMaxBatchDocs
+	}
+	if o.MaxBatchBytes == 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.RequestTimeout == 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.ShutdownTimeout == 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.RateLimit > 0 && o.RateBurst == 0 {
+		o.RateBurst = max(1, int(o.RateLimit+0.999))
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Validate reports whether o (after defaults) is usable; errors wrap
+// ErrInvalidOptions and name the field.
+func (o *Options) Validate() error {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	c.EnsureDefaults()
+	switch {
+	case c.MaxBodyBytes < 1024:
+		return fmt.Errorf("%w: MaxBodyBytes = %d; must be at least 1024", ErrInvalidOptions, c.MaxBodyBytes)
+	case c.MaxTextBytes < 1:
+		return fmt.Errorf("%w: MaxTextBytes = %d; must be at least 1", ErrInvalidOptions, c.MaxTextBytes)
+	case c.MaxBatchDocs < 1 || c.MaxBatchDocs > 100000:
+		return fmt.Errorf("%w: MaxBatchDocs = %d; must be 1..100000", ErrInvalidOptions, c.MaxBatchDocs)
+	case c.MaxBatchBytes < c.MaxBodyBytes:
+		return fmt.Errorf("%w: MaxBatchBytes = %d; must be at least MaxBodyBytes (%d)", ErrInvalidOptions, c.MaxBatchBytes, c.MaxBodyBytes)
+	case c.RequestTimeout < time.Millisecond || c.ShutdownTimeout < 0 || c.IdleTimeout < time.Millisecond:
+		return fmt.Errorf("%w: timeouts must be positive", ErrInvalidOptions)
+	case c.RateLimit < 0 || c.RateBurst < 0:
+		return fmt.Errorf("%w: RateLimit = %v, RateBurst = %d; must not be negative", ErrInvalidOptions, c.RateLimit, c.RateBurst)
+	}
+	for i, t := range c.Tokens {
+		if t == "" {
+			return fmt.Errorf("%w: Tokens[%d] is empty", ErrInvalidOptions, i)
+		}
+	}
+	return nil
+}
