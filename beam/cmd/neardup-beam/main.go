@@ -1,0 +1,227 @@
+// Command neardup-beam runs neardup's batch deduplication as Apache Beam
+// pipelines: locally on the Prism runner (the default, in-process), or on
+// Flink, Spark or Google Cloud Dataflow for corpora larger than one machine.
+// It takes the flags of "neardup dedup" and writes the same outputs.
+//
+// Usage:
+//
+//	neardup-beam [flags] INPUT...
+//
+// See beam/README.md for the runners, and "neardup-beam --help" for the
+// flags.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/x/beamx" // registers every runner and the gs:// filesystem
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/beam/job"
+	"github.com/neardup/neardup/dedup"
+)
+
+func main() {
+	if workerMode(os.Args[1:]) {
+		// Started by a runner as an SDK worker: Beam's own flags only.
+		flag.Parse()
+		beam.Init() // runs the worker harness and exits
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// workerMode reports whether the arguments are a Beam worker's (--worker).
+func workerMode(args []string) bool {
+	for _, a := range args {
+		name, val, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && name == "worker" && val != "false" {
+			return true
+		}
+	}
+	return false
+}
+
+// Exit codes, as neardup's.
+const (
+	exitOK          = 0
+	exitFailure     = 1
+	exitUsage       = 2
+	exitInterrupted = 130
+)
+
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+const exitStatusHelp = `
+EXIT STATUS
+  0    success
+  1    the work failed (bad input data, I/O errors, a failed pipeline)
+  2    bad flags or arguments
+  130  interrupted
+`
+
+// options are neardup dedup's flags and the Beam job's own.
+type options struct {
+	dedup      dedup.Flags
+	singleFile bool
+	shardLines int
+	rounds     int
+	partitions int
+	verbose    bool
+}
+
+func (o *options) AddFlags(fs *pflag.FlagSet) {
+	o.dedup.AddFlags(fs)
+	// The same flags; where the Beam job reads them differently, say so.
+	fs.Lookup("tmp-dir").Usage = "directory for the state between pipelines, reachable by every worker and by this process (local or gs://; default: a new local temporary directory)"
+	fs.Lookup("workers").Usage = "not used: the runner sizes its workers (reported only)"
+	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
+	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
+	fs.BoolVar(&o.singleFile, "single-file", false, "write kept.jsonl, clusters.jsonl and pairs.tsv as single files (one worker each) instead of shards")
+	fs.IntVar(&o.shardLines, "shard-lines", 1_000_000, "lines per pairs.tsv shard")
+	fs.IntVar(&o.partitions, "partitions", 0, "partitions of the band-key space, a power of two up to 65536 (default: one per 64 MiB of input)")
+	fs.IntVar(&o.rounds, "cc-rounds", 4, "connected-components rounds per pipeline (pipelines repeat until a fixed point)")
+	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log the runner's messages (info level)")
+}
+
+// workerFlags are Beam's flags for a binary started as a worker, not for users.
+var workerFlags = map[string]bool{"worker": true, "id": true, "logging_endpoint": true, "control_endpoint": true,
+	"semi_persist_dir": true, "options": true, "status_endpoint": true}
+
+// addBeamFlags adds Beam's runner flags (--runner, --endpoint,
+// --environment_type, --project, --region, --staging_location, …), which keep
+// their names, to fs, hidden from the flag list, and returns their usage for
+// a section of their own.
+func addBeamFlags(fs *pflag.FlagSet) string {
+	beamFS := pflag.NewFlagSet("beam", pflag.ContinueOnError)
+	flag.CommandLine.VisitAll(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "test.") && fs.Lookup(f.Name) == nil {
+			beamFS.AddGoFlag(f)
+		}
+	})
+	var usage strings.Builder
+	beamFS.VisitAll(func(f *pflag.Flag) {
+		if workerFlags[f.Name] {
+			f.Hidden = true
+		}
+	})
+	usage.WriteString(beamFS.FlagUsagesWrapped(110))
+	beamFS.VisitAll(func(f *pflag.Flag) { f.Hidden = true })
+	fs.AddFlagSet(beamFS)
+	return usage.String()
+}
+
+func newRoot(stdout, stderr io.Writer) *cobra.Command {
+	o := &options{}
+	cmd := &cobra.Command{
+		Use:   "neardup-beam [flags] INPUT...",
+		Short: "Find near-duplicate documents with Apache Beam and keep one per cluster",
+		Long: `neardup-beam runs neardup dedup as Apache Beam pipelines: on the Prism runner
+in-process by default, or on Flink, Spark or Dataflow (--runner, --endpoint,
+--environment_type; see beam/README.md). Inputs are JSONL, Parquet or text files,
+gzip/zstd by extension, local or gs://; a pattern (shards/*.jsonl.gz) expands to
+one split per file. It writes, into --out (local or gs://):
+
+  kept-SSSSS-of-NNNNN.jsonl      the input records of the kept documents, one shard per input file
+  clusters-SSSSS-of-NNNNN.jsonl  one cluster a line, by the input file of its first member
+  pairs-SSSSS-of-NNNNN.tsv       one verified pair a line, in ranges of the sorted order
+  report.json                    counts, configuration, histograms, timings
+
+Shards read in order are the files neardup dedup writes; --single-file writes
+those files (kept.jsonl, clusters.jsonl, pairs.tsv) instead. --workers and
+--memory are accepted for compatibility and only reported; --tmp-dir holds the
+state between pipelines and must be reachable by every worker.`,
+		Example: `  neardup-beam --single-file -o out testdata/articles_1000.jsonl
+  neardup-beam -o out 'shards/*.jsonl.gz'
+  neardup-beam --runner=flink --endpoint=localhost:8099 --environment_type=LOOPBACK -o out 'shards/*.jsonl.gz'`,
+		Args:          cobra.MinimumNArgs(1),
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return run(cmd.Context(), o, args, stdout, stderr)
+		},
+	}
+	cmd.SetOut(stdout)
+	cmd.SetErr(stderr)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
+	o.AddFlags(cmd.Flags())
+	beamUsage := addBeamFlags(cmd.Flags())
+	args := cmd.Args
+	cmd.Args = func(c *cobra.Command, a []string) error {
+		if err := args(c, a); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+	cmd.SetUsageTemplate(cmd.UsageTemplate() + "\nBeam runner flags (Go flag names; see beam/README.md):\n" + beamUsage + exitStatusHelp)
+	return cmd
+}
+
+func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Writer) error {
+	opts, err := o.dedup.Options()
+	if err != nil {
+		return usageError{err}
+	}
+	if *jobopts.Async {
+		return usageError{errors.New("--async is not supported: the job runs several pipelines in turn")}
+	}
+	// Init sets up Beam's logging (slog, to standard error) at this level.
+	beamlog.LogLevel = "warn"
+	if o.verbose {
+		beamlog.LogLevel = "info"
+	}
+	if !beam.Initialized() {
+		beam.Init()
+	}
+	jo := &job.Options{Dedup: opts, SingleFile: o.singleFile, ShardLines: o.shardLines, Rounds: o.rounds, Partitions: o.partitions,
+		Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
+	if !o.dedup.Quiet {
+		jo.Log = stderr
+	}
+	rep, err := job.Run(ctx, inputs, o.dedup.Out, jo)
+	if err != nil {
+		return err
+	}
+	c := rep.Counts
+	fmt.Fprintf(stdout, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
+		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	fmt.Fprintf(stdout, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
+		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, o.dedup.Out)
+	return nil
+}
+
+// Main runs the command line args and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "neardup-beam:", err)
+	var u usageError
+	switch {
+	case errors.As(err, &u):
+		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
+	}
+	return exitFailure
+}

@@ -1,0 +1,222 @@
+package job
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/lsh"
+)
+
+// LargeBucket is a bucket over the cap: its size, key and first (lowest)
+// member, which every other member was linked to.
+type LargeBucket struct {
+	Size  int
+	Key   uint64
+	First uint64
+}
+
+// BucketStats sums lsh.CandidateMetrics over buckets.
+type BucketStats struct {
+	Entries, Buckets, Shared, Pairs, Capped, CappedMembers int64
+	Largest                                                []LargeBucket // by size descending, then key
+}
+
+func (a BucketStats) merge(b BucketStats) BucketStats {
+	a.Entries += b.Entries
+	a.Buckets += b.Buckets
+	a.Shared += b.Shared
+	a.Pairs += b.Pairs
+	a.Capped += b.Capped
+	a.CappedMembers += b.CappedMembers
+	a.Largest = topLargest(append(slices.Clone(a.Largest), b.Largest...))
+	return a
+}
+
+// topLargest keeps the lsh.DefaultLargest largest buckets, ordered as
+// lsh.CandidateMetrics.Largest is: size descending, then key ascending.
+func topLargest(l []LargeBucket) []LargeBucket {
+	slices.SortFunc(l, func(x, y LargeBucket) int {
+		if x.Size != y.Size {
+			return y.Size - x.Size
+		}
+		return cmp.Compare(x.Key, y.Key)
+	})
+	return l[:min(len(l), lsh.DefaultLargest)]
+}
+
+// Band-key entries travel in batches: a partition of the bucket-key space
+// (the top bits of the 32-bit bucket key) and the packed entries of one
+// split that fall in it, 12 bytes each (bucket key, document). One shuffled
+// record per batch instead of per entry saves the per-record overhead of the
+// shuffle (bytes and CPU), and the reducer of a partition does what dedup
+// does with a sorted run: radix-sort the entries and stream them through an
+// lsh.Grouper. Every bucket lies whole in one partition.
+const (
+	entryBytes = 12
+	// batchEntries is the size at which a partition's batch is sent
+	// (768 KiB), and splitEntries the entries a split buffers in all (96
+	// MiB) before it sends every batch.
+	batchEntries = 64 << 10
+	splitEntries = 8 << 20
+	// MaxPartitions bounds Options.Partitions.
+	MaxPartitions = 1 << 16
+)
+
+// partitionOf returns the partition of a bucket key among 1<<bits.
+func partitionOf(key32 uint32, bits uint) int { return int(uint64(key32) >> (32 - bits)) }
+
+// batcher collects a split's entries into per-partition batches.
+type batcher struct {
+	bits  uint
+	bufs  map[int][]byte
+	total int
+	emit  func(int, []byte)
+}
+
+func (b *batcher) add(key32 uint32, o uint64) {
+	p := partitionOf(key32, b.bits)
+	buf := b.bufs[p]
+	if buf == nil {
+		buf = make([]byte, 0, min(batchEntries, 1024)*entryBytes)
+	}
+	buf = binary.LittleEndian.AppendUint32(buf, key32)
+	buf = binary.LittleEndian.AppendUint64(buf, o)
+	b.bufs[p] = buf
+	b.total++
+	if len(buf) >= batchEntries*entryBytes {
+		b.emit(p, buf)
+		delete(b.bufs, p)
+	}
+	if b.total >= splitEntries {
+		b.flush()
+	}
+}
+
+func (b *batcher) flush() {
+	ps := make([]int, 0, len(b.bufs))
+	for p := range b.bufs {
+		ps = append(ps, p)
+	}
+	slices.Sort(ps)
+	for _, p := range ps {
+		b.emit(p, b.bufs[p])
+	}
+	clear(b.bufs)
+	b.total = 0
+}
+
+// bucketFn turns one partition of band-key entries into candidate pairs.
+// Its documents are numbered 0…n−1 in document order, and the entries
+// PackEntry(key, number, 32) sorted and streamed through an lsh.Grouper: as
+// in dedup, every bucket (documents sharing the truncated band key) of at
+// most Cap documents yields all its pairs, a larger one links every member to
+// its lowest. The numbering keeps document order, so the rules apply
+// unchanged.
+type bucketFn struct {
+	Cap int
+
+	keys    []uint32
+	ords    []uint64
+	uniq    []uint64
+	entries []uint64
+	scratch []uint64
+	pairs   []uint64
+	stats   BucketStats
+}
+
+func (f *bucketFn) StartBundle(_ func(uint64, uint64), _ func(BucketStats)) { f.stats = BucketStats{} }
+
+func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, uint64), _ func(BucketStats)) error {
+	f.keys, f.ords = f.keys[:0], f.ords[:0]
+	var b []byte
+	for batches(&b) {
+		for ; len(b) >= entryBytes; b = b[entryBytes:] {
+			f.keys = append(f.keys, binary.LittleEndian.Uint32(b))
+			f.ords = append(f.ords, binary.LittleEndian.Uint64(b[4:]))
+		}
+	}
+	f.uniq = append(f.uniq[:0], f.ords...)
+	f.uniq, f.scratch = lsh.SortUnique(f.uniq, f.scratch)
+	if len(f.uniq) > 1<<dedup.EntryDocBits {
+		return fmt.Errorf("partition %d holds more than 2^32 documents: use more partitions", part)
+	}
+	f.entries = f.entries[:0]
+	for i, k := range f.keys {
+		n, _ := slices.BinarySearch(f.uniq, f.ords[i])
+		f.entries = append(f.entries, lsh.PackEntry(uint64(k)<<dedup.EntryDocBits, uint32(n), dedup.EntryDocBits))
+	}
+	f.scratch = lsh.SortEntries(f.entries, f.scratch, dedup.EntryDocBits)
+
+	g, err := lsh.NewGrouper(dedup.EntryDocBits, &lsh.CandidateOptions{Cap: f.Cap})
+	if err != nil {
+		return err
+	}
+	send := func() {
+		for _, p := range f.pairs {
+			a, b := lsh.UnpackPair(p)
+			emit(f.uniq[a], f.uniq[b])
+		}
+	}
+	const chunk = 1 << 14 // a capped bucket emits as it goes; bound the pairs held
+	for i := 0; i < len(f.entries); i += chunk {
+		if f.pairs, err = g.Append(f.pairs[:0], f.entries[i:min(i+chunk, len(f.entries))]); err != nil {
+			return err
+		}
+		send()
+	}
+	f.pairs = g.Flush(f.pairs[:0])
+	send()
+	m := g.Metrics()
+	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
+		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
+	for _, lb := range m.Largest {
+		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: lb.Key, First: f.uniq[lb.First]})
+	}
+	f.stats = f.stats.merge(st)
+	return nil
+}
+
+func (f *bucketFn) FinishBundle(_ func(uint64, uint64), stats func(BucketStats)) {
+	if f.stats.Buckets > 0 {
+		stats(f.stats)
+	}
+}
+
+// distinctFn removes the duplicate candidates of one document a (pairs found
+// in several bands) and counts the distinct ones.
+type distinctFn struct {
+	bs []uint64
+	n  int64
+}
+
+func (f *distinctFn) StartBundle(_ func(uint64, uint64), _ func(int64)) { f.n = 0 }
+
+func (f *distinctFn) ProcessElement(a uint64, it func(*uint64) bool, emit func(uint64, uint64), _ func(int64)) {
+	f.bs = f.bs[:0]
+	var b uint64
+	for it(&b) {
+		f.bs = append(f.bs, b)
+	}
+	slices.Sort(f.bs)
+	f.bs = slices.Compact(f.bs)
+	for _, b := range f.bs {
+		emit(a, b)
+	}
+	f.n += int64(len(f.bs))
+}
+
+func (f *distinctFn) FinishBundle(_ func(uint64, uint64), count func(int64)) {
+	if f.n > 0 {
+		count(f.n)
+	}
+}
+
+// needFn emits both documents of a candidate pair by split, with their
+// roles, for the pass that reads their signatures and texts.
+func needFn(a, b uint64, emit func(int, int64)) {
+	emit(splitOf(a), localOf(a)|roleA)
+	emit(splitOf(b), localOf(b)|roleB)
+}

@@ -1,0 +1,189 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// Document order. A document is numbered by its split (input file) and its
+// 0-based record index within the split: ord = split<<localBits | local. The
+// numbering is order-isomorphic to dedup's global record index (which is
+// the split's offset plus the local index), so every rule that Run applies by
+// index (the lowest member of a capped bucket, cluster order, keep-policy
+// ties, pair-line ties, kept.jsonl order) comes out the same, without a pass
+// to count the records of each split first.
+const (
+	localBits = 40
+	maxSplits = 1 << (64 - localBits)
+)
+
+func ord(split int, local int64) uint64 { return uint64(split)<<localBits | uint64(local) }
+func splitOf(o uint64) int              { return int(o >> localBits) }
+func localOf(o uint64) int64            { return int64(o & (1<<localBits - 1)) }
+
+// Split is one input file, read whole by one worker.
+type Split struct {
+	Index int
+	Path  string
+}
+
+// Config is what the pipeline's DoFns need, as plain JSON-serialisable data
+// (Beam serialises DoFn structs into the pipeline).
+type Config struct {
+	Splits    []string // Splits[i] is the path of split i
+	Corpus    CorpusConfig
+	Spec      string // shingle.Spec canonical form (keyed specs are not supported)
+	Params    minhash.Params
+	Bands     lsh.Params
+	Threshold float64
+	BucketCap int
+	Verify    dedup.Verify
+	Cluster   dedup.ClusterMode
+	Keep      cluster.Policy
+	// PartitionBits: the band-key entries are grouped in 1<<PartitionBits
+	// partitions of the bucket-key space.
+	PartitionBits uint
+	Out           string // output directory
+	SingleFile    bool
+	ShardLines    int
+}
+
+// CorpusConfig is corpus.Options without the standard input.
+type CorpusConfig struct {
+	Format                        string
+	IDField, TextField, KeepField string
+	MaxRecordBytes, BatchBytes    int
+	SkipBad                       bool
+}
+
+func newCorpusConfig(o *corpus.Options) CorpusConfig {
+	return CorpusConfig{Format: string(o.Format), IDField: o.IDField, TextField: o.TextField, KeepField: o.KeepField,
+		MaxRecordBytes: o.MaxRecordBytes, BatchBytes: o.BatchBytes, SkipBad: o.SkipBad}
+}
+
+func (c *CorpusConfig) options() *corpus.Options {
+	return &corpus.Options{Format: corpus.Format(c.Format), IDField: c.IDField, TextField: c.TextField, KeepField: c.KeepField,
+		MaxRecordBytes: c.MaxRecordBytes, BatchBytes: c.BatchBytes, SkipBad: c.SkipBad}
+}
+
+func (c *Config) spec() (shingle.Spec, error) { return shingle.Parse(c.Spec) }
+
+func (c *Config) clusterOptions() *cluster.Options {
+	o := dedup.Options{Threshold: c.Threshold, Verify: c.Verify, Keep: c.Keep}
+	return o.ClusterOptions()
+}
+
+// shardName returns the name of output shard i of n for a base name such as
+// "kept.jsonl": the name itself under SingleFile, else "kept-00003-of-00010.jsonl".
+func (c *Config) shardName(base string, i, n int) string {
+	if c.SingleFile {
+		return base
+	}
+	ext := filepath.Ext(base)
+	return fmt.Sprintf("%s-%05d-of-%05d%s", strings.TrimSuffix(base, ext), i, n, ext)
+}
+
+// expandInputs turns the command's inputs into splits: a pattern with glob
+// characters (local or remote, e.g. gs://bucket/shards/*.jsonl.gz) expands to
+// the matching files in lexical order; anything else is one split, read by
+// corpus as neardup dedup reads it (a local directory is one split).
+func expandInputs(ctx context.Context, inputs []string) ([]string, error) {
+	var out []string
+	for _, in := range inputs {
+		if in == "-" {
+			return nil, fmt.Errorf("%w: standard input (-) cannot be read by pipeline workers; write it to a file first", dedup.ErrInvalidOptions)
+		}
+		if !strings.ContainsAny(in, "*?[") {
+			out = append(out, in)
+			continue
+		}
+		fs, err := filesystem.New(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		list, err := fs.List(ctx, in)
+		fs.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in, err)
+		}
+		if len(list) == 0 {
+			return nil, fmt.Errorf("%w: %s matches no file", dedup.ErrInvalidOptions, in)
+		}
+		out = append(out, list...) // List sorts (filepath.Glob, GCS listing order)
+	}
+	if len(out) >= maxSplits {
+		return nil, fmt.Errorf("%w: %d input files; at most %d", dedup.ErrInvalidOptions, len(out), maxSplits-1)
+	}
+	return out, nil
+}
+
+func isRemote(path string) bool { return strings.Contains(path, "://") }
+
+// localize returns a local path holding the split's file: the path itself, or
+// for a remote file (gs://…) a copy in a temporary directory under the same
+// base name (corpus picks the format and compression by name, and Parquet
+// needs random access). cleanup removes the copy.
+func localize(ctx context.Context, path string) (local string, cleanup func(), err error) {
+	if !isRemote(path) {
+		return path, func() {}, nil
+	}
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return "", nil, err
+	}
+	defer fs.Close()
+	dir, err := os.MkdirTemp("", "neardup-split-*")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	local = filepath.Join(dir, path[strings.LastIndex(path, "/")+1:])
+	rc, err := fs.OpenRead(ctx, path)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	defer rc.Close()
+	f, err := os.Create(local)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if _, err := io.Copy(f, rc); err != nil {
+		f.Close()
+		cleanup()
+		return "", nil, fmt.Errorf("copy %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	return local, cleanup, nil
+}
+
+// openOutput creates an output file through Beam's filesystem layer.
+func openOutput(ctx context.Context, path string) (io.WriteCloser, func(), error) {
+	fs, err := filesystem.New(ctx, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	w, err := fs.OpenWrite(ctx, path)
+	if err != nil {
+		fs.Close()
+		return nil, nil, fmt.Errorf("create %s: %w", path, err)
+	}
+	return w, func() { fs.Close() }, nil
+}

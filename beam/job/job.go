@@ -1,0 +1,434 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
+
+	"github.com/neardup/neardup/beam/cc"
+	"github.com/neardup/neardup/beam/internal/files"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/minhash"
+)
+
+// Tool is the name the report gives.
+const Tool = "neardup-beam"
+
+// Runner runs one pipeline to completion, for example with beam.Run.
+type Runner func(ctx context.Context, p *beam.Pipeline) error
+
+// Options configure a Beam deduplication. Zero fields mean the defaults;
+// Run is required.
+type Options struct {
+	// Dedup are the options of neardup dedup, with the same meaning.
+	// Workers and Memory do not apply (the runner sizes the workers; they
+	// are only reported); TempDir is the directory for the intermediate
+	// state between the pipelines, which must be reachable by every worker
+	// and the launching process (a gs:// path on Dataflow). Default: the
+	// dedup defaults, and a new local temporary directory.
+	Dedup *dedup.Options
+	// SingleFile writes kept.jsonl, clusters.jsonl and pairs.tsv as single
+	// files, each by one worker, instead of shards. Default false.
+	SingleFile bool
+	// ShardLines is the number of lines a pairs shard aims at. Default
+	// 1,000,000.
+	ShardLines int
+	// Partitions is the number of partitions of the band-key space that the
+	// bucket stage runs in, a power of two up to MaxPartitions: each is
+	// sorted and grouped by one worker. Default: one per 64 MiB of input (as
+	// stored), rounded up to a power of two.
+	Partitions int
+	// Rounds is the number of connected-components rounds per pipeline
+	// (see package cc): more rounds per pipeline mean fewer pipelines to
+	// start. Default 4.
+	Rounds int
+	// Run runs each pipeline. Required.
+	Run Runner
+	// Log, if not nil, receives one line per pipeline run.
+	Log io.Writer
+}
+
+// Run deduplicates inputs (files, or patterns such as shards/*.jsonl.gz or
+// gs://bucket/shards/*.parquet, which expand to one split per file) into
+// outDir (local or remote), running the pipelines with o.Run, and writes
+// report.json there. It returns the report.
+func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedup.Report, error) {
+	t0 := time.Now()
+	if o == nil || o.Run == nil {
+		return nil, fmt.Errorf("%w: no Runner", dedup.ErrInvalidOptions)
+	}
+	var dopts dedup.Options
+	if o.Dedup != nil {
+		dopts = *o.Dedup
+	}
+	dopts.EnsureDefaults()
+	if err := dopts.Validate(); err != nil {
+		return nil, err
+	}
+	if len(inputs) == 0 {
+		return nil, fmt.Errorf("%w: no inputs", dedup.ErrInvalidOptions)
+	}
+	if dopts.Golden != "" {
+		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", dedup.ErrInvalidOptions, Tool)
+	}
+	if dopts.Spec.Key != nil {
+		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", dedup.ErrInvalidOptions)
+	}
+	bands, err := dopts.Banding()
+	if err != nil {
+		return nil, err
+	}
+	splits, err := expandInputs(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	rounds := o.Rounds
+	if rounds <= 0 {
+		rounds = 4
+	}
+	parts := o.Partitions
+	if parts == 0 {
+		if parts, err = autoPartitions(ctx, splits); err != nil {
+			return nil, err
+		}
+	}
+	if parts < 1 || parts > MaxPartitions || parts&(parts-1) != 0 {
+		return nil, fmt.Errorf("%w: %d partitions, want a power of two from 1 to %d", dedup.ErrInvalidOptions, parts, MaxPartitions)
+	}
+	shardLines := o.ShardLines
+	if shardLines <= 0 {
+		shardLines = 1_000_000
+	}
+	if !isRemote(outDir) {
+		if err := os.MkdirAll(outDir, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: %w", Tool, err)
+		}
+	}
+	work := dopts.TempDir
+	if work == "" || !isRemote(work) {
+		dir, err := os.MkdirTemp(work, "neardup-beam-*")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", Tool, err)
+		}
+		defer os.RemoveAll(dir)
+		work = dir
+	} else {
+		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
+		defer files.RemoveAll(ctx, work)
+	}
+	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Spec: dopts.Spec.String(), Params: dopts.Params, Bands: bands,
+		Threshold: dopts.Threshold, BucketCap: dopts.BucketCap, Verify: dopts.Verify, Cluster: dopts.Cluster,
+		Keep: dopts.Keep, Out: outDir, SingleFile: o.SingleFile, ShardLines: shardLines,
+		PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
+
+	var timings []dedup.Timing
+	runJob := func(name string, p *beam.Pipeline) error {
+		t := time.Now()
+		if err := o.Run(ctx, p); err != nil {
+			return fmt.Errorf("%s: %s pipeline: %w", Tool, name, err)
+		}
+		d := time.Since(t).Seconds()
+		if n := len(timings); n > 0 && timings[n-1].Stage == name {
+			timings[n-1].Seconds += d
+		} else {
+			timings = append(timings, dedup.Timing{Stage: name, Seconds: d})
+		}
+		if o.Log != nil {
+			fmt.Fprintf(o.Log, "%s: %s pipeline done in %.2fs\n", Tool, name, d)
+		}
+		return nil
+	}
+
+	p, s := beam.NewPipelineWithRoot()
+	buildCandidates(s, &c, work, rounds)
+	if err := runJob("candidates", p); err != nil {
+		return nil, err
+	}
+	final, more, err := cc.Converge(ctx, func(ctx context.Context, p *beam.Pipeline) error { return runJob("components", p) },
+		work, "graph", rounds, 0)
+	if err != nil {
+		return nil, err
+	}
+	if o.Log != nil {
+		fmt.Fprintf(o.Log, "%s: connected components: fixed point within %d rounds\n", Tool, rounds+more)
+	}
+	p, s = beam.NewPipelineWithRoot()
+	if err := buildOutputs(ctx, s, &c, work, final); err != nil {
+		return nil, err
+	}
+	if err := runJob("outputs", p); err != nil {
+		return nil, err
+	}
+
+	var st1, st2 Stats
+	if err := files.ReadJSON(ctx, files.Join(work, "stats-candidates.json"), &st1); err != nil {
+		return nil, err
+	}
+	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
+		return nil, err
+	}
+	rep := dedup.NewReport(Tool, inputs, &dopts, bands)
+	fillReport(rep, &c, st1.merge(st2))
+	rep.Timings = timings
+	rep.PeakRSSBytes = peakRSS()
+	rep.WallSeconds = time.Since(t0).Seconds()
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := files.WriteFile(ctx, joinPath(outDir, dedup.ReportFile), append(data, '\n')); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+func joinPath(dir, name string) string { return files.Join(dir, name) }
+
+// partitionBytes is the input (as stored) per partition that autoPartitions
+// aims at: about a million band-key entries for prose.
+const partitionBytes = 64 << 20
+
+// autoPartitions returns the default Options.Partitions for the splits.
+func autoPartitions(ctx context.Context, splits []string) (int, error) {
+	var total int64
+	for _, p := range splits {
+		n, err := inputSize(ctx, p)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	parts := 1
+	for int64(parts)*partitionBytes < total && parts < MaxPartitions {
+		parts *= 2
+	}
+	return parts, nil
+}
+
+// inputSize returns the stored size of an input file, or of the files under
+// a local directory.
+func inputSize(ctx context.Context, path string) (int64, error) {
+	if !isRemote(path) {
+		var n int64
+		err := filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				if fi, err := d.Info(); err == nil {
+					n += fi.Size()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", Tool, err)
+		}
+		return n, nil
+	}
+	fsys, err := filesystem.New(ctx, path)
+	if err != nil {
+		return 0, err
+	}
+	defer fsys.Close()
+	return fsys.Size(ctx, path)
+}
+
+// fillReport fills the counts, buckets and histograms of rep as dedup's
+// report has them.
+func fillReport(rep *dedup.Report, c *Config, st Stats) {
+	slices.SortFunc(st.Splits, func(a, b SplitStats) int { return a.Split - b.Split })
+	cnt := &rep.Counts
+	var hash minhash.Metrics
+	// dedup numbers documents up to the last record the reader handed out:
+	// records skipped at the very end of the inputs are not counted.
+	last := -1
+	for i, sp := range st.Splits {
+		if sp.Emitted > 0 {
+			last = i
+		}
+	}
+	for i, sp := range st.Splits {
+		cnt.Empty += sp.Empty
+		cnt.InputBytes += sp.Bytes
+		switch {
+		case i < last:
+			cnt.Documents += sp.Records
+			cnt.Bad += sp.ReaderBad + sp.ParseBad
+		case i == last:
+			cnt.Documents += sp.LastLocal + 1
+			cnt.Bad += sp.LastLocal + 1 - sp.Emitted + sp.ParseBad
+		}
+		hash = hash.Add(sp.Hash)
+	}
+	rep.Signatures = dedup.SignatureReport{Features: hash.Features, EmptyBinRate: hash.EmptyBinRate()}
+	cnt.Candidates = st.Candidates
+	if c.Verify == dedup.VerifyExact {
+		cnt.VerifiedDocs = st.VerifiedDocs
+	}
+	exact := c.Verify == dedup.VerifyExact
+	rep.PairSim = dedup.NewHistogram(exact)
+	for i := range rep.PairSim.Estimate {
+		if i < len(st.Hist.Est) {
+			rep.PairSim.Estimate[i] = st.Hist.Est[i]
+			cnt.VerifiedPairs += st.Hist.Est[i]
+			if exact {
+				rep.PairSim.Exact[i] = st.Hist.Exact[i]
+			}
+		}
+	}
+	cnt.Clusters, cnt.Removed, cnt.Kept = st.Clusters.Clusters, st.Clusters.Removed, st.Kept
+	for _, s := range st.Clusters.Sizes {
+		rep.Sizes = append(rep.Sizes, dedup.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
+	}
+	b := st.Buckets
+	rep.Buckets = dedup.BucketReport{Entries: b.Entries, Buckets: b.Buckets, SharedBuckets: b.Shared, PairsEmitted: b.Pairs,
+		CappedBuckets: b.Capped, CappedMembers: b.CappedMembers, Largest: []dedup.LargeBucket{}}
+	for _, lb := range b.Largest {
+		var id []byte
+		for _, f := range st.FirstIDs {
+			if f.Ord == lb.First {
+				id = f.ID
+			}
+		}
+		rep.Buckets.Largest = append(rep.Buckets.Largest, dedup.LargeBucket{Size: lb.Size, First: string(id), Key: fmt.Sprintf("%016x", lb.Key)})
+	}
+}
+
+// buildCandidates adds the first pipeline: read and sign, buckets,
+// candidate pairs, features, verification, pairs.tsv, the first rounds of
+// connected components, and the state the next pipelines read.
+func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
+	splits := make([]Split, len(c.Splits))
+	for i, p := range c.Splits {
+		splits[i] = Split{Index: i, Path: p}
+	}
+	sc := beam.Reshuffle(s, beam.CreateList(s, splits))
+
+	sign := s.Scope("sign")
+	entries, splitStats := beam.ParDo2(sign, &signFn{C: *c}, sc)
+
+	cand := s.Scope("candidates")
+	rawPairs, bucketStats := beam.ParDo2(cand, &bucketFn{Cap: c.BucketCap}, beam.GroupByKey(cand, entries))
+	pairs, candCounts := beam.ParDo2(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
+
+	ver := s.Scope("verify")
+	infosA, infosB, infoCounts := beam.ParDo3(ver, &docInfoFn{C: *c}, beam.GroupByKey(ver, beam.ParDo(ver, needFn, pairs)))
+	halves := beam.ParDo(ver, halfFn, beam.CoGroupByKey(ver, infosA, pairs))
+	edges := beam.ParDo(ver, &verifyFn{C: *c}, beam.CoGroupByKey(ver, infosB, halves))
+
+	out := s.Scope("pairs")
+	lines := beam.ParDo(out, pairLine, edges)
+	sample := beam.Combine(out, &pairSampleFn{}, beam.Flatten(out, lines, beam.Create(out, PairLine{Marker: true})))
+	sp := beam.ParDo(out, &splittersFn{C: *c}, sample)
+	shardLines := beam.ParDo(out, shardPairFn, lines, beam.SideInput{Input: sp})
+	markers := beam.ParDo(out, pairMarkersFn, sp)
+	beam.ParDo0(out, &writePairsFn{C: *c}, beam.GroupByKey(out, beam.Flatten(out, shardLines, markers)), beam.SideInput{Input: sp})
+
+	comp := s.Scope("components")
+	graph := beam.ParDo(comp, edgeGraph, edges)
+	if c.Cluster == dedup.Star {
+		cc.Write(comp, work, "pairs", graph)
+	}
+	files.WriteBlobs(comp, work, "members", beam.ParDo(comp, encodeMember, beam.ParDo(comp, edgeMembers, edges)))
+	ccOut, unsettled := cc.Step(comp, graph, rounds)
+	cc.WriteStep(comp, work, "graph", ccOut, unsettled)
+
+	st := s.Scope("stats")
+	bucketSt := beam.ParDo(st, bucketStatsToStats, bucketStats)
+	all := beam.Flatten(st,
+		beam.ParDo(st, splitStatsToStats, splitStats),
+		bucketSt,
+		beam.ParDo(st, candidatesToStats, candCounts),
+		beam.ParDo(st, verifiedDocsToStats, infoCounts),
+		beam.ParDo(st, histToStats, edges),
+		beam.Create(st, Stats{}))
+	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
+	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a capped bucket's first is the lower of its pairs
+	total := beam.Combine(st, &statsFn{}, beam.Flatten(st, all, firstIDs))
+	files.WriteJSON(st, files.Join(work, "stats-candidates.json"), beam.ParDo(st, statsJSON, total))
+}
+
+// buildOutputs adds the last pipeline: component labels, clusters and the
+// kept documents, clusters.jsonl and kept.jsonl.
+func buildOutputs(ctx context.Context, s beam.Scope, c *Config, work, final string) error {
+	state, err := cc.Read(ctx, s, work, final)
+	if err != nil {
+		return err
+	}
+	labels := cc.Labels(s, state)
+	blobs, err := files.ReadBlobs(ctx, s, work, "members")
+	if err != nil {
+		return err
+	}
+	members := beam.ParDo(s, decodeMember, blobs)
+	byLabel := beam.ParDo(s, labelMembersFn, beam.CoGroupByKey(s, labels, members))
+	var pairsByLabel beam.PCollection
+	if c.Cluster == dedup.Star {
+		pairs, err := cc.Read(ctx, s, work, "pairs")
+		if err != nil {
+			return err
+		}
+		pairsByLabel = beam.ParDo(s, labelEdgesFn, beam.CoGroupByKey(s, labels, pairs))
+	} else {
+		pairsByLabel = beam.ParDo(s, pairToKV, beam.CreateList(s, []Pair{}))
+	}
+	clusters, removed, clusterStats := beam.ParDo3(s, &clusterFn{C: *c}, beam.CoGroupByKey(s, byLabel, pairsByLabel))
+
+	shards := len(c.Splits)
+	if c.SingleFile {
+		shards = 1
+	}
+	ids := make([]int, shards)
+	for i := range ids {
+		ids[i] = i
+	}
+	shardIDs := beam.CreateList(s, ids)
+
+	cs := s.Scope("clusters")
+	byShard := beam.ParDo(cs, &clusterShardFn{C: *c}, clusters)
+	counts := beam.ParDo(cs, toShardCount, beam.CombinePerKey(cs, sumCount, beam.ParDo(cs, countOne, byShard)))
+	markers := beam.ParDo(cs, clusterMarkerFn, shardIDs)
+	beam.ParDo0(cs, &writeClustersFn{C: *c, Shards: shards}, beam.GroupByKey(cs, beam.Flatten(cs, byShard, markers)),
+		beam.SideInput{Input: counts})
+
+	ks := s.Scope("kept")
+	splits := make([]int, len(c.Splits))
+	for i := range splits {
+		splits[i] = i
+	}
+	splitsByShard := beam.ParDo(ks, &splitShardFn{C: *c}, beam.CreateList(ks, splits))
+	kept := beam.ParDo(ks, &writeKeptFn{C: *c, Shards: shards}, beam.CoGroupByKey(ks, splitsByShard, removed))
+
+	st := s.Scope("stats")
+	total := beam.Combine(st, &statsFn{}, beam.Flatten(st,
+		beam.ParDo(st, clusterStatsToStats, clusterStats),
+		beam.ParDo(st, keptToStats, kept),
+		beam.Create(st, Stats{})))
+	files.WriteJSON(st, files.Join(work, "stats-outputs.json"), beam.ParDo(st, statsJSON, total))
+	return nil
+}
+
+func pairToKV(p Pair) (uint64, Pair) { return p.A, p }
+
+func clusterMarkerFn(shard int, emit func(int, ClusterOut)) { emit(shard, ClusterOut{Marker: true}) }
+
+// splitShardFn keys a split by its kept.jsonl shard.
+type splitShardFn struct{ C Config }
+
+func (f *splitShardFn) ProcessElement(split int) (int, int) {
+	if f.C.SingleFile {
+		return 0, split
+	}
+	return split, split
+}

@@ -1,0 +1,85 @@
+package job
+
+import (
+	"context"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+// Every DoFn, function, emitter and iterator the pipelines use is registered
+// so that workers run them without reflection.
+func init() {
+	register.DoFn4x1[context.Context, Split, func(int, []byte), func(SplitStats), error](&signFn{})
+	register.DoFn4x1[int, func(*[]byte) bool, func(uint64, uint64), func(BucketStats), error](&bucketFn{})
+	register.DoFn4x0[uint64, func(*uint64) bool, func(uint64, uint64), func(int64)](&distinctFn{})
+	register.Function3x0(needFn)
+	register.DoFn6x1[context.Context, int, func(*int64) bool, func(uint64, DocInfo), func(uint64, DocInfo), func(int64), error](&docInfoFn{})
+	register.Function4x1(halfFn)
+	register.DoFn4x1[uint64, func(*DocInfo) bool, func(*Half) bool, func(Edge), error](&verifyFn{})
+
+	register.Function1x1(pairLine)
+	register.Combiner2[PairSample, PairLine](&pairSampleFn{})
+	register.DoFn2x0[PairSample, func(Splitters)](&splittersFn{})
+	register.Function3x0(shardPairFn)
+	register.Function2x0(pairMarkersFn)
+	register.DoFn4x1[context.Context, int, func(*PairLine) bool, Splitters, error](&writePairsFn{})
+
+	register.Function1x2(edgeGraph)
+	register.Function2x0(edgeMembers)
+	register.Function2x1(encodeMember)
+	register.Function2x1(decodeMember)
+
+	register.Function4x1(labelMembersFn)
+	register.Function4x1(labelEdgesFn)
+	register.Function1x2(pairToKV)
+	register.DoFn6x1[uint64, func(*Member) bool, func(*Pair) bool, func(ClusterOut), func(int, uint64), func(ClusterStats), error](&clusterFn{})
+	register.DoFn2x0[ClusterOut, func(int, ClusterOut)](&clusterShardFn{})
+	register.Function2x2(countOne)
+	register.Function2x1(sumCount)
+	register.Function2x1(toShardCount)
+	register.Function2x0(clusterMarkerFn)
+	register.DoFn4x1[context.Context, int, func(*ClusterOut) bool, func(*ShardCount) bool, error](&writeClustersFn{})
+	register.DoFn1x2[int, int, int](&splitShardFn{})
+	register.DoFn5x1[context.Context, int, func(*int) bool, func(*uint64) bool, func(int64), error](&writeKeptFn{})
+
+	register.Combiner1[Stats](&statsFn{})
+	register.Function1x1(splitStatsToStats)
+	register.Function1x1(bucketStatsToStats)
+	register.Function1x1(candidatesToStats)
+	register.Function1x1(verifiedDocsToStats)
+	register.Function1x1(histToStats)
+	register.Function1x1(clusterStatsToStats)
+	register.Function1x1(keptToStats)
+	register.Function1x2(statsJSON)
+	register.Function4x0(firstIDsFn)
+
+	register.Emitter1[SplitStats]()
+	register.Emitter1[BucketStats]()
+	register.Emitter1[int64]()
+	register.Emitter1[Edge]()
+	register.Emitter1[Splitters]()
+	register.Emitter1[ClusterOut]()
+	register.Emitter1[ClusterStats]()
+	register.Emitter1[Stats]()
+	register.Emitter2[uint64, uint64]()
+	register.Emitter2[int, []byte]()
+	register.Iter1[[]byte]()
+	register.Emitter2[int, int64]()
+	register.Emitter2[uint64, DocInfo]()
+	register.Emitter2[uint64, Half]()
+	register.Emitter2[int, PairLine]()
+	register.Emitter2[uint64, Member]()
+	register.Emitter2[uint64, Pair]()
+	register.Emitter2[int, uint64]()
+	register.Emitter2[int, ClusterOut]()
+	register.Iter1[uint64]()
+	register.Iter1[int64]()
+	register.Iter1[int]()
+	register.Iter1[DocInfo]()
+	register.Iter1[Half]()
+	register.Iter1[PairLine]()
+	register.Iter1[Member]()
+	register.Iter1[Pair]()
+	register.Iter1[ClusterOut]()
+	register.Iter1[ShardCount]()
+}

@@ -1,0 +1,156 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// SplitStats is what signing one split saw, for the report.
+type SplitStats struct {
+	Split     int
+	Records   int64 // records read, bad ones included (corpus Stats.Records)
+	ReaderBad int64 // records the reader skipped (too large, under SkipBad)
+	Emitted   int64 // records the reader handed out
+	LastLocal int64 // local index of the last record handed out, −1 if none
+	ParseBad  int64 // records that failed to parse (under SkipBad)
+	Empty     int64 // documents without features
+	Bytes     int64 // record bytes read, decompressed
+	Hash      minhash.Metrics
+}
+
+// eachRecord reads split i of c and calls fn with every record, in order,
+// until fn returns false or an error. It returns the reader's statistics.
+func eachRecord(ctx context.Context, c *Config, i int, fn func(rec *corpus.Record) (bool, error)) (corpus.Stats, error) {
+	path, cleanup, err := localize(ctx, c.Splits[i])
+	if err != nil {
+		return corpus.Stats{}, err
+	}
+	defer cleanup()
+	r, err := corpus.NewReader([]string{path}, c.Corpus.options())
+	if err != nil {
+		return corpus.Stats{}, err
+	}
+	defer r.Close()
+	var b corpus.Batch
+	for {
+		if err := ctx.Err(); err != nil {
+			return r.Stats(), err
+		}
+		err := r.Next(&b)
+		if errors.Is(err, io.EOF) {
+			return r.Stats(), nil
+		}
+		if err != nil {
+			return r.Stats(), err
+		}
+		for k := range b.Records {
+			more, err := fn(&b.Records[k])
+			if err != nil || !more {
+				return r.Stats(), err
+			}
+		}
+	}
+}
+
+// sketcher turns texts into signatures and band keys, as dedup's signer does.
+type sketcher struct {
+	sh     *shingle.Shingler
+	h      *minhash.Hasher
+	params minhash.Params
+	bands  lsh.Params
+	sig    minhash.Signature
+	slots  []uint64
+	keys   []uint64
+}
+
+func newSketcher(c *Config) (*sketcher, error) {
+	spec, err := c.spec()
+	if err != nil {
+		return nil, err
+	}
+	sh, err := shingle.New(spec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := minhash.NewHasher(c.Params)
+	if err != nil {
+		return nil, err
+	}
+	return &sketcher{sh: sh, h: h, params: h.Params(), bands: c.Bands}, nil
+}
+
+// sign signs text; it returns false for an empty document (no features).
+func (k *sketcher) sign(text []byte) bool {
+	k.sig = k.h.SignText(k.sig[:0], k.sh, text)
+	return !k.h.Empty()
+}
+
+// bandKeys returns the bucket keys of the signature just made. dedup groups
+// documents by the band key with its low dedup.EntryDocBits (32) bits
+// cleared (lsh.EntryKey); the bucket key is the remaining high 32 bits,
+// which shuffle in 5 bytes rather than 10 (Beam writes integers as varints).
+func (k *sketcher) bandKeys() []uint64 {
+	k.slots = k.params.AppendSlots(k.slots[:0], k.sig)
+	k.keys = k.bands.AppendKeys(k.keys[:0], k.slots)
+	for i, key := range k.keys {
+		k.keys[i] = lsh.EntryKey(key, dedup.EntryDocBits) >> dedup.EntryDocBits
+	}
+	return k.keys
+}
+
+// signFn reads one split, signs every document and emits its bucket entries
+// in batches KV<partition, packed entries>, and the split's statistics.
+type signFn struct{ C Config }
+
+func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
+	parser, err := corpus.NewParser(f.C.Corpus.options())
+	if err != nil {
+		return err
+	}
+	k, err := newSketcher(&f.C)
+	if err != nil {
+		return err
+	}
+	st := SplitStats{Split: sp.Index, LastLocal: -1}
+	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
+	var doc corpus.Document
+	rs, err := eachRecord(ctx, &f.C, sp.Index, func(rec *corpus.Record) (bool, error) {
+		if rec.Index >= 1<<localBits {
+			return false, fmt.Errorf("%s: more than 2^%d records", sp.Path, localBits)
+		}
+		st.Emitted++
+		st.LastLocal = rec.Index
+		if err := parser.Parse(rec, &doc); err != nil {
+			if !f.C.Corpus.SkipBad {
+				return false, err
+			}
+			st.ParseBad++
+			return true, nil
+		}
+		if !k.sign(doc.Text) {
+			st.Empty++
+			return true, nil
+		}
+		o := ord(sp.Index, rec.Index)
+		for _, key := range k.bandKeys() {
+			batches.add(uint32(key), o)
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	batches.flush()
+	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
+	st.Hash = k.h.Metrics()
+	stats(st)
+	return nil
+}

@@ -1,0 +1,119 @@
+package job
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// OrdID is a document's number and id.
+type OrdID struct {
+	Ord uint64
+	ID  []byte
+}
+
+// Stats is everything the report needs from the pipelines; each stage fills
+// its part and one combine merges them.
+type Stats struct {
+	Splits       []SplitStats
+	Buckets      BucketStats
+	HasBuckets   bool
+	Candidates   int64
+	VerifiedDocs int64
+	Hist         Hist
+	FirstIDs     []OrdID // ids of the capped buckets' first members
+	Clusters     ClusterStats
+	Kept         int64
+}
+
+func (a Stats) merge(b Stats) Stats {
+	a.Splits = append(slices.Clone(a.Splits), b.Splits...)
+	if b.HasBuckets {
+		if a.HasBuckets {
+			a.Buckets = a.Buckets.merge(b.Buckets)
+		} else {
+			a.Buckets = b.Buckets
+		}
+		a.HasBuckets = true
+	}
+	a.Candidates += b.Candidates
+	a.VerifiedDocs += b.VerifiedDocs
+	a.Hist = a.Hist.merge(b.Hist)
+	a.FirstIDs = append(slices.Clone(a.FirstIDs), b.FirstIDs...)
+	a.Clusters = a.Clusters.merge(b.Clusters)
+	a.Kept += b.Kept
+	return a
+}
+
+func (a Hist) merge(b Hist) Hist {
+	add := func(x, y []int64) []int64 {
+		if x == nil {
+			return slices.Clone(y)
+		}
+		x = slices.Clone(x)
+		for i := range y {
+			x[i] += y[i]
+		}
+		return x
+	}
+	return Hist{Est: add(a.Est, b.Est), Exact: add(a.Exact, b.Exact)}
+}
+
+type statsFn struct{}
+
+func (*statsFn) MergeAccumulators(a, b Stats) Stats { return a.merge(b) }
+
+func splitStatsToStats(s SplitStats) Stats     { return Stats{Splits: []SplitStats{s}} }
+func bucketStatsToStats(b BucketStats) Stats   { return Stats{Buckets: b, HasBuckets: true} }
+func candidatesToStats(n int64) Stats          { return Stats{Candidates: n} }
+func verifiedDocsToStats(n int64) Stats        { return Stats{VerifiedDocs: n} }
+func histToStats(e Edge) Stats                 { return Stats{Hist: edgeHist(e)} }
+func clusterStatsToStats(c ClusterStats) Stats { return Stats{Clusters: c} }
+func keptToStats(n int64) Stats                { return Stats{Kept: n} }
+func statsJSON(s Stats) ([]byte, error)        { return json.Marshal(s) }
+
+// edgeHist is the histogram of one verified pair: both columns are filled,
+// and the driver drops Exact when it was not computed.
+func edgeHist(e Edge) Hist {
+	h := Hist{Est: make([]int64, histBins), Exact: make([]int64, histBins)}
+	h.Est[histBin(e.Est)]++
+	h.Exact[histBin(e.Exact)]++
+	return h
+}
+
+// firstIDsFn emits the ids of the first members of the capped buckets listed
+// in the side input.
+func firstIDsFn(o uint64, info DocInfo, st Stats, emit func(Stats)) {
+	for _, b := range st.Buckets.Largest {
+		if b.First == o {
+			emit(Stats{FirstIDs: []OrdID{{o, info.ID}}})
+		}
+	}
+}
+
+// Members travel between jobs as blobs: ord, length, keep value (float64
+// bits), has-keep byte, id.
+func encodeMember(o uint64, m Member) []byte {
+	b := make([]byte, 0, 25+len(m.ID))
+	b = binary.LittleEndian.AppendUint64(b, o)
+	b = binary.LittleEndian.AppendUint64(b, uint64(m.Length))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(m.Keep))
+	if m.HasKeep {
+		b = append(b, 1)
+	} else {
+		b = append(b, 0)
+	}
+	return append(b, m.ID...)
+}
+
+func decodeMember(b []byte, emit func(uint64, Member)) error {
+	if len(b) < 25 {
+		return fmt.Errorf("member record of %d bytes", len(b))
+	}
+	o := binary.LittleEndian.Uint64(b)
+	emit(o, Member{Ord: o, Length: int64(binary.LittleEndian.Uint64(b[8:])), Keep: math.Float64frombits(binary.LittleEndian.Uint64(b[16:])),
+		HasKeep: b[24] == 1, ID: b[25:]})
+	return nil
+}

@@ -1,0 +1,257 @@
+package job
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/shingle"
+)
+
+// DocInfo is what verification and clustering need of a document in a
+// candidate pair: its id, keep-policy attributes, signature and, for exact
+// verification, its text. The signature words are packed little-endian, 8
+// bytes each (as []uint64 Beam would write each as a varint, up to 10 bytes
+// for a hash).
+type DocInfo struct {
+	ID      []byte
+	Length  int64
+	Keep    float64
+	HasKeep bool
+	Sig     []byte
+	Text    []byte
+}
+
+func packWords(dst []byte, w []uint64) []byte {
+	for _, x := range w {
+		dst = binary.LittleEndian.AppendUint64(dst, x)
+	}
+	return dst
+}
+
+func unpackWords(dst []uint64, b []byte) []uint64 {
+	for i := 0; i+8 <= len(b); i += 8 {
+		dst = append(dst, binary.LittleEndian.Uint64(b[i:]))
+	}
+	return dst
+}
+
+// Half is a candidate pair (A, B) on its way to B, carrying A's DocInfo.
+type Half struct {
+	A    uint64
+	Info DocInfo
+}
+
+// Edge is a verified pair, A < B in document order, with what the outputs
+// and the keep policy need of both documents.
+type Edge struct {
+	A, B               uint64
+	IDA, IDB           []byte
+	Est, Exact         float64 // Exact < 0: not computed
+	LenA, LenB         int64
+	KeepA, KeepB       float64
+	HasKeepA, HasKeepB bool
+}
+
+// Roles of a document in the candidate pairs, carried in the high bits of
+// its local index on the way to docInfoFn (local indices use 40 bits).
+const (
+	roleA = 1 << 62 // the lower document of some pair
+	roleB = 1 << 61 // the higher document of some pair
+	roles = roleA | roleB
+)
+
+// docInfoFn re-reads one split and emits the DocInfo of every document of
+// the split that is in a candidate pair: to the join at a (first output) if
+// it is the lower document of some pair, and to the join at b (second
+// output) if it is the higher of some pair. Re-signing and re-reading these
+// few documents costs less than shuffling every document's signature and
+// text. For exact verification it carries the text, not the feature set,
+// which verifyFn recomputes: a text is about 6 bytes a word, a feature set 8
+// bytes a shingle (dedup keeps texts for the same reason).
+type docInfoFn struct {
+	C Config
+
+	n int64
+}
+
+func (f *docInfoFn) StartBundle(_, _ func(uint64, DocInfo), _ func(int64)) { f.n = 0 }
+
+func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int64) bool, emitA, emitB func(uint64, DocInfo), _ func(int64)) error {
+	var need []int64
+	var l int64
+	for it(&l) {
+		need = append(need, l)
+	}
+	slices.SortFunc(need, func(x, y int64) int { return cmp.Compare(x&^roles, y&^roles) })
+	// Merge the roles of each document.
+	n := 0
+	for i, l := range need {
+		if i > 0 && l&^roles == need[n-1]&^roles {
+			need[n-1] |= l
+			continue
+		}
+		need[n] = l
+		n++
+	}
+	need = need[:n]
+	parser, err := corpus.NewParser(f.C.Corpus.options())
+	if err != nil {
+		return err
+	}
+	k, err := newSketcher(&f.C)
+	if err != nil {
+		return err
+	}
+	exact := f.C.Verify == dedup.VerifyExact
+	var doc corpus.Document
+	next := 0
+	_, err = eachRecord(ctx, &f.C, split, func(rec *corpus.Record) (bool, error) {
+		want := need[next] &^ roles
+		if rec.Index < want {
+			return true, nil
+		}
+		if rec.Index > want {
+			return false, fmt.Errorf("%s: record %d not found on a second reading: the input changed", f.C.Splits[split], want)
+		}
+		role := need[next] & roles
+		next++
+		if err := parser.Parse(rec, &doc); err != nil {
+			return false, fmt.Errorf("%s: record %d failed to parse on a second reading: %w", f.C.Splits[split], rec.Index, err)
+		}
+		if !k.sign(doc.Text) {
+			return false, fmt.Errorf("%s: record %d empty on a second reading", f.C.Splits[split], rec.Index)
+		}
+		info := DocInfo{ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep, HasKeep: doc.HasKeep, Sig: packWords(nil, k.sig)}
+		if exact {
+			info.Text = slices.Clone(doc.Text)
+		}
+		o := ord(split, rec.Index)
+		if role&roleA != 0 {
+			emitA(o, info)
+		}
+		if role&roleB != 0 {
+			emitB(o, info)
+		}
+		f.n++
+		return next < len(need), nil
+	})
+	if err != nil {
+		return err
+	}
+	if next < len(need) {
+		return fmt.Errorf("%s: record %d not found on a second reading: the input changed", f.C.Splits[split], need[next]&^roles)
+	}
+	return nil
+}
+
+func (f *docInfoFn) FinishBundle(_, _ func(uint64, DocInfo), count func(int64)) {
+	if f.n > 0 {
+		count(f.n)
+	}
+}
+
+// halfFn sends each distinct candidate pair (a, b) to b with a's DocInfo.
+func halfFn(a uint64, infos func(*DocInfo) bool, bs func(*uint64) bool, emit func(uint64, Half)) error {
+	var info DocInfo
+	if !infos(&info) {
+		return fmt.Errorf("candidate document %d/%d has no features", splitOf(a), localOf(a))
+	}
+	var b uint64
+	for bs(&b) {
+		emit(b, Half{A: a, Info: info})
+	}
+	return nil
+}
+
+// verifyFn checks the candidate pairs (a, b) that arrive at b: the signature
+// estimate always, the exact Jaccard similarity of the feature sets under
+// VerifyExact, and emits those that pass as Edges.
+type verifyFn struct {
+	C Config
+
+	sh             *shingle.Shingler
+	sa, sb, fa, fb []uint64
+}
+
+func (f *verifyFn) Setup() error {
+	spec, err := f.C.spec()
+	if err != nil {
+		return err
+	}
+	f.sh, err = shingle.New(spec)
+	return err
+}
+
+// features returns the sorted feature set of text in dst, as dedup computes
+// it for exact verification.
+func (f *verifyFn) features(dst []uint64, text []byte) []uint64 {
+	return eval.Normalize(f.sh.AppendFeatures(dst[:0], text))
+}
+
+func (f *verifyFn) ProcessElement(b uint64, infos func(*DocInfo) bool, halves func(*Half) bool, emit func(Edge)) error {
+	var ib DocInfo
+	if !infos(&ib) {
+		return fmt.Errorf("candidate document %d/%d has no features", splitOf(b), localOf(b))
+	}
+	t := f.C.Threshold
+	f.sb = unpackWords(f.sb[:0], ib.Sig)
+	exact := f.C.Verify == dedup.VerifyExact
+	if exact {
+		f.fb = f.features(f.fb, ib.Text)
+	}
+	var h Half
+	for halves(&h) {
+		ia := &h.Info
+		f.sa = unpackWords(f.sa[:0], ia.Sig)
+		e := Edge{A: h.A, B: b, IDA: ia.ID, IDB: ib.ID, Est: f.C.Params.Similarity(f.sa, f.sb), Exact: -1,
+			LenA: ia.Length, LenB: ib.Length, KeepA: ia.Keep, KeepB: ib.Keep, HasKeepA: ia.HasKeep, HasKeepB: ib.HasKeep}
+		switch f.C.Verify {
+		case dedup.VerifyExact:
+			f.fa = f.features(f.fa, ia.Text)
+			e.Exact = eval.Jaccard(f.fa, f.fb)
+			if e.Exact < t {
+				continue
+			}
+		case dedup.VerifyEstimate:
+			if e.Est < t {
+				continue
+			}
+		}
+		emit(e)
+	}
+	return nil
+}
+
+// edgeGraph is the edge's pair, for connected components.
+func edgeGraph(e Edge) (uint64, uint64) { return e.A, e.B }
+
+// Member is a clustered document: its id and keep-policy attributes.
+type Member struct {
+	Ord     uint64
+	ID      []byte
+	Length  int64
+	Keep    float64
+	HasKeep bool
+}
+
+// edgeMembers emits both documents of an edge as Members.
+func edgeMembers(e Edge, emit func(uint64, Member)) {
+	emit(e.A, Member{Ord: e.A, ID: e.IDA, Length: e.LenA, Keep: e.KeepA, HasKeep: e.HasKeepA})
+	emit(e.B, Member{Ord: e.B, ID: e.IDB, Length: e.LenB, Keep: e.KeepB, HasKeep: e.HasKeepB})
+}
+
+// Hist is the pair-similarity histogram of the verified pairs (bins of
+// dedup.HistogramBin).
+type Hist struct {
+	Est, Exact []int64
+}
+
+const histBins = dedup.HistogramBins
+
+func histBin(x float64) int { return dedup.HistogramBin(x) }
