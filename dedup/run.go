@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/neardup/neardup/cluster"
@@ -88,7 +89,9 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	}
 
 	// Standard input is read twice (signing, then writing kept.jsonl), so it
-	// is spooled to a file first.
+	// is spooled to a file first. The report keeps the inputs as given ("-"),
+	// so the spooled names go into a slice of their own.
+	r.inputs = slices.Clone(r.inputs)
 	for i, in := range r.inputs {
 		if in == "-" {
 			path, cleanup, err := corpus.Spool(os.Stdin, tmp)
