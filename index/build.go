@@ -326,6 +326,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	}
 	st.Documents = b.docs
 	d.next.Store(uint64(b.next))
+	d.dur.reset() // the ingested tables are synced
 	d.docs.Add(b.docs)
 	d.m.inserts.Add(uint64(b.docs))
 	d.m.droppedPost.Add(uint64(st.DroppedPostings))

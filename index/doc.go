@@ -81,15 +81,31 @@
 // reopens consistent — every document with all its postings, or none of it.
 // Concurrent writers share fsyncs (Pebble's group commit): the locks are
 // released as soon as the batch is applied, and the fsync is awaited after.
+//
 // A batch is visible to readers before its fsync completes (as in any Pebble
-// database), so a "duplicate" answer can name a document whose own insert is
-// acknowledged a moment later; if the process dies in between, that document
-// is absent after restart, and its writer never had an acknowledgement.
-// Options.NoSync drops the fsync (for tests and bulk loads only).
+// database), yet an answer never names a document that is not durable: a
+// Query or CheckAndInsert whose matches include a document that may not be
+// durable yet waits for a sync barrier before it returns — an empty record
+// written to the WAL with a sync (Pebble's LogData), which returns once the
+// WAL is synced through it and so through every batch applied before it.
+// Most matches are old documents, and they cost nothing: every document
+// number is given out under a mutex, the first number of each write batch is
+// listed until its sync completes, and a document numbered below the smallest
+// listed number (the durable watermark) is durable. Only answers naming a
+// document at or above the watermark — written in the last millisecond or so
+// — wait, and concurrent waits share fsyncs. A CheckAndInsert that writes
+// anything needs no barrier: its own synced commit is one. Metrics.SyncBarriers
+// counts the waits. At open the watermark starts past every stored document,
+// because Pebble flushes the WAL it replays to synced sstables.
+// Options.NoSync drops the fsync and the barriers (for tests and bulk loads
+// only).
 //
 // The crash test in package server kills a serving process with SIGKILL at
-// random moments and checks every acknowledged document and the agreement of
-// postings and records ([DB.Check]).
+// random moments and checks every acknowledged document, every document
+// named in a "duplicate" answer, and the agreement of postings and records
+// ([DB.Check]); TestDuplicateAnswersAreDurable holds the WAL's syncs and
+// checks, on a copy of the filesystem holding only synced data, that no
+// answer names a document before it is durable.
 //
 // # Hot buckets
 //
@@ -128,7 +144,23 @@
 // until its context ends (ErrLockTimeout). Locks expire after
 // RedisOptions.LockTTL, so a crashed writer blocks no one for longer. Writes
 // go postings first, then the record and the count, so a writer that dies
-// halfway leaves postings that queries skip (Check reports them). Durability
-// is Redis's: acknowledged writes are durable as far as the servers'
-// appendfsync setting makes them.
+// halfway leaves postings that queries skip (Check reports them).
+//
+// Durability is Redis's. A write is acknowledged once Redis has executed it,
+// which makes it durable as far as the servers' persistence makes it: with
+// appendonly yes and appendfsync always, Redis writes and fsyncs the
+// append-only file before it sends any reply from that turn of its event
+// loop, so an acknowledged write survives a crash of the server or the
+// machine; with appendfsync everysec (Redis's default once AOF is on) up to
+// about a second of acknowledged writes can be lost; with no AOF (as in the
+// tests, and Redis's own default) everything since the last RDB snapshot.
+// A "duplicate" answer names a document whose record this process read from
+// Redis; under appendfsync always that record was fsynced before Redis sent
+// it, so the answer needs no barrier of its own and never names a document
+// a server crash can lose. Under the weaker settings it is exactly as durable
+// as an acknowledged write (a crash can lose both), and the death of the
+// neardup process loses neither: the record is already in Redis. A Redis
+// Cluster (or a replica) adds asynchronous replication: a failover to a
+// replica can lose acknowledged writes, and so the documents answers named,
+// whatever the fsync setting.
 package index

@@ -31,6 +31,10 @@ type Metrics struct {
 	DroppedPostings uint64
 	// Commits counts write batches made durable.
 	Commits uint64
+	// SyncBarriers counts the WAL syncs answers waited for because they
+	// named a document whose write may not have been durable yet (Pebble
+	// only; see "Durability" in the package doc).
+	SyncBarriers uint64
 	// CandidatesPerQuery is the distribution of candidates per query.
 	CandidatesPerQuery Histogram
 	// BucketSize is the distribution of the sizes of the buckets read
@@ -56,7 +60,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "buckets read        %d (full %d; p99 size %g)\n", m.BucketsRead, m.FullBuckets, m.BucketSize.Quantile(0.99))
 	fmt.Fprintf(&b, "inserts             %d (duplicates answered %d, deletes %d)\n", m.Inserts, m.Duplicates, m.Deletes)
 	fmt.Fprintf(&b, "dropped postings    %d\n", m.DroppedPostings)
-	fmt.Fprintf(&b, "commits             %d\n", m.Commits)
+	fmt.Fprintf(&b, "commits             %d (sync barriers %d)\n", m.Commits, m.SyncBarriers)
 	return b.String()
 }
 
@@ -135,7 +139,7 @@ type metrics struct {
 	queries, candidates, dropped, matches     atomic.Uint64
 	bucketsRead, fullBuckets                  atomic.Uint64
 	inserts, duplicates, deletes, droppedPost atomic.Uint64
-	commits                                   atomic.Uint64
+	commits, barriers                         atomic.Uint64
 	candidatesPerQuery, bucketSize            counter
 }
 
@@ -144,7 +148,7 @@ func (m *metrics) snapshot() Metrics {
 		Queries: m.queries.Load(), Candidates: m.candidates.Load(), CandidatesDropped: m.dropped.Load(),
 		Matches: m.matches.Load(), BucketsRead: m.bucketsRead.Load(), FullBuckets: m.fullBuckets.Load(),
 		Inserts: m.inserts.Load(), Duplicates: m.duplicates.Load(), Deletes: m.deletes.Load(),
-		DroppedPostings: m.droppedPost.Load(), Commits: m.commits.Load(),
+		DroppedPostings: m.droppedPost.Load(), Commits: m.commits.Load(), SyncBarriers: m.barriers.Load(),
 		CandidatesPerQuery: m.candidatesPerQuery.snapshot(), BucketSize: m.bucketSize.snapshot(),
 	}
 }

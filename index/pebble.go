@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/neardup/neardup/minhash"
 )
@@ -35,6 +36,7 @@ type DB struct {
 	ids    *bucketFilter // of idFilterKey; nil when off
 	next   atomic.Uint64 // next document number
 	docs   atomic.Int64
+	dur    durability // which document numbers are durable
 	m      metrics
 
 	// closeMu is held shared by every operation and exclusively by Close,
@@ -75,6 +77,12 @@ func (quietLogger) Fatalf(format string, args ...any) {
 // banding than opts asks for fails with ErrSpecMismatch, ErrParamsMismatch or
 // ErrBandsMismatch; see Options.
 func Open(dir string, opts *Options) (*DB, error) {
+	return open(dir, opts, nil)
+}
+
+// open is Open on filesystem fs (nil: the operating system's); tests pass
+// a crashable in-memory one.
+func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
 	var o Options
 	if opts != nil {
 		o = *opts
@@ -96,6 +104,9 @@ func Open(dir string, opts *Options) (*DB, error) {
 		// burst of writes).
 		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
 	}
+	if fs != nil {
+		po.FS = fs
+	}
 	// zstd at the bottom levels: the signatures are random bytes and do not
 	// compress, but the postings' document numbers and the ids gain from
 	// zstd's entropy coding (about 15% of the postings).
@@ -105,6 +116,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
 	d := &DB{db: pdb, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes), ids: newBucketFilter(o.FilterBytes / 4)}
+	d.dur.next = &d.next
 	if err := d.init(&o); err != nil {
 		pdb.Close()
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
@@ -173,6 +185,9 @@ func (d *DB) init(o *Options) error {
 		return err
 	}
 	d.next.Store(uint64(last) + 1)
+	// Pebble flushes the WAL it replays at open to synced sstables, so
+	// whatever the index holds now is durable.
+	d.dur.reset()
 	return nil
 }
 
@@ -334,21 +349,23 @@ func (d *DB) lookupID(it *pebble.Iterator, s *scratch, id string) (uint32, bool,
 }
 
 // verify turns s.cands into matches of sig appended to dst (unsorted).
-func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
+// fresh reports whether a match is a document that may not be durable yet
+// (see durability): an answer that names it must wait for a sync barrier.
+func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Signature, q *QueryOptions) (_ []Match, fresh bool, err error) {
 	slices.Sort(s.cands)
 	s.cands = slices.Compact(s.cands)
 	p := &d.cfg.Params
 	for _, doc := range s.cands {
 		rec, err := d.readRecord(it, s, doc)
 		if err != nil {
-			return dst, err
+			return dst, fresh, err
 		}
 		if rec == nil {
 			continue // deleted since the posting was read
 		}
 		r, err := decodeRecord(s.sig[:0], p, rec)
 		if err != nil {
-			return dst, fmt.Errorf("document %d: %w", doc, err)
+			return dst, fresh, fmt.Errorf("document %d: %w", doc, err)
 		}
 		s.sig = r.sig
 		id, meta := r.id, r.meta
@@ -365,11 +382,12 @@ func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Si
 			m.Meta = bytes.Clone(meta)
 		}
 		dst = append(dst, m)
+		fresh = fresh || !d.dur.durable(doc)
 	}
 	d.m.candidates.Add(uint64(len(s.cands)))
 	d.m.candidatesPerQuery.observe(len(s.cands))
 	d.m.queries.Add(1)
-	return dst, nil
+	return dst, fresh, nil
 }
 
 // sortMatches orders matches best first, ties by id, and keeps limit.
@@ -413,11 +431,18 @@ func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) 
 	defer it.Close()
 	s.cands = s.cands[:0]
 	d.scanBuckets(it, s, true)
-	ms, err := d.verify(nil, it, s, sig, &qo)
+	ms, fresh, err := d.verify(nil, it, s, sig, &qo)
 	if err != nil {
 		return nil, err
 	}
 	ms = sortMatches(ms, qo.Limit)
+	if fresh {
+		// A match may name a document whose batch is visible but not yet
+		// synced: answer only once it is durable.
+		if err := d.syncBarrier(); err != nil {
+			return nil, err
+		}
+	}
 	d.m.matches.Add(uint64(len(ms)))
 	return ms, nil
 }
@@ -483,6 +508,8 @@ type writeBatch struct {
 	ids     map[string]bool
 	dropped []int
 	inserts int
+	listed  bool   // first is listed in d.dur
+	first   uint32 // the batch's first document number
 }
 
 func (d *DB) newWriteBatch() *writeBatch {
@@ -493,11 +520,10 @@ func (d *DB) newWriteBatch() *writeBatch {
 // document's bucket keys and their current sizes.
 func (w *writeBatch) add(s *scratch, doc *Doc) error {
 	d := w.d
-	n := d.next.Add(1) - 1
-	if n > maxDocNum {
+	num, ok := d.dur.assign(w)
+	if !ok {
 		return ErrFull
 	}
-	num := uint32(n)
 	d.ids.set(idFilterKey(doc.ID)) // before the batch is applied: see bucketFilter
 	w.kbuf = appendIDKey(w.kbuf[:0], doc.ID)
 	var nb [docNumBytes]byte
@@ -527,17 +553,20 @@ func (w *writeBatch) add(s *scratch, doc *Doc) error {
 }
 
 // commit applies the batch, calls unlock once it is visible, and returns once
-// it is durable.
+// it is durable. A synced commit is also a sync barrier: every batch applied
+// before it is durable when it returns.
 func (w *writeBatch) commit(unlock func()) error {
 	d := w.d
 	defer w.b.Close()
 	if w.b.Empty() {
 		unlock()
+		d.dur.release(w)
 		return nil
 	}
 	if !d.sync {
 		err := w.b.Commit(pebble.NoSync)
 		unlock()
+		d.dur.release(w) // durable as far as NoSync promises
 		if err == nil {
 			d.commitDone(w)
 		}
@@ -547,14 +576,22 @@ func (w *writeBatch) commit(unlock func()) error {
 	// that writers of other documents share the sync (group commit).
 	if err := d.db.ApplyNoSyncWait(w.b, pebble.Sync); err != nil {
 		unlock()
+		d.dur.release(w) // never applied
 		return err
 	}
 	unlock()
 	if err := w.b.SyncWait(); err != nil {
-		return err
+		return err // the batch stays listed: see durability
 	}
+	d.dur.release(w)
 	d.commitDone(w)
 	return nil
+}
+
+// abort drops a batch that was never applied.
+func (w *writeBatch) abort() {
+	w.b.Close()
+	w.d.dur.release(w)
 }
 
 func (d *DB) commitDone(w *writeBatch) {
@@ -622,12 +659,12 @@ func (d *DB) Insert(ctx context.Context, docs []Doc) error {
 		}
 		if err != nil {
 			it.Close()
-			w.b.Close()
+			w.abort()
 			return err
 		}
 	}
 	if err := it.Close(); err != nil {
-		w.b.Close()
+		w.abort()
 		return err
 	}
 	return w.commit(unlock)
@@ -665,6 +702,7 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 	w := d.newWriteBatch()
 	results := make([]Result, len(docs))
 	var dupes uint64
+	fresh := false // a Duplicate names a document that may not be durable yet
 	for i := range docs {
 		doc := &docs[i]
 		r := &results[i]
@@ -676,7 +714,7 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 		_, exists, err := d.lookupID(it, s, doc.ID)
 		if err != nil {
 			it.Close()
-			w.b.Close()
+			w.abort()
 			return nil, err
 		}
 		if exists || w.ids[doc.ID] {
@@ -686,14 +724,15 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 		d.docKeys(s, doc.Sig)
 		s.cands = s.cands[:0]
 		d.scanBuckets(it, s, true)
-		ms, err := d.verify(nil, it, s, doc.Sig, &qo)
+		ms, f, err := d.verify(nil, it, s, doc.Sig, &qo)
 		if err != nil {
 			it.Close()
-			w.b.Close()
+			w.abort()
 			return nil, err
 		}
 		ms = w.verifyPending(ms, s, doc.Sig, &qo)
 		if len(ms) > 0 {
+			fresh = fresh || f
 			r.Status, r.Matches = Duplicate, sortMatches(ms, qo.Limit)
 			d.m.matches.Add(uint64(len(r.Matches)))
 			dupes++
@@ -701,17 +740,27 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 		}
 		if err := w.add(s, doc); err != nil {
 			it.Close()
-			w.b.Close()
+			w.abort()
 			return nil, err
 		}
 		r.Status = New
 	}
 	if err := it.Close(); err != nil {
-		w.b.Close()
+		w.abort()
 		return nil, err
 	}
+	// Matches among the batch's own documents are durable once the commit
+	// returns; so are those among other writers' documents, if the batch
+	// wrote anything: its sync covers every batch applied before it, and
+	// the iterator that found them was made before it.
+	synced := !w.b.Empty()
 	if err := w.commit(unlock); err != nil {
 		return nil, err
+	}
+	if fresh && !synced {
+		if err := d.syncBarrier(); err != nil {
+			return nil, err
+		}
 	}
 	d.m.duplicates.Add(dupes)
 	return results, nil

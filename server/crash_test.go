@@ -73,19 +73,51 @@ func crashServer(dir, addrFile string) {
 
 // crashLog records what the server acknowledged.
 type crashLog struct {
-	mu      sync.Mutex
-	present map[string]bool // acknowledged as stored
-	deleted map[string]bool // acknowledged as deleted
-	texts   []string        // stored texts, to make near duplicates of
-	recent  []string        // acknowledged as stored in the last round
-	acks    int
+	mu       sync.Mutex
+	present  map[string]bool // acknowledged as stored
+	deleted  map[string]bool // acknowledged as deleted
+	named    map[string]bool // named as a match in a "duplicate" answer
+	deleting map[string]bool // a delete was sent (acknowledged or not)
+	texts    []string        // stored texts, to make near duplicates of
+	sent     []string        // the texts of the latest inserts sent, acknowledged or not
+	recent   []string        // acknowledged as stored in the last round
+	acks     int
+	dupes    int // "duplicate" answers received
+}
+
+// nameMatches records the documents a "duplicate" answer named. Call with
+// log.mu held.
+func (log *crashLog) nameMatches(r CheckResult) {
+	if r.Status != StatusDuplicate {
+		return
+	}
+	log.dupes++
+	for _, d := range r.Duplicates {
+		log.named[d.ID] = true
+	}
+}
+
+// nearText returns a near copy of a stored text or, more often, of one
+// whose insert may still be in flight (applied but not yet synced: the
+// answers that name such a document are the ones that must wait for it to
+// be durable). Call with log.mu held.
+func (log *crashLog) nearText(g *textGen, rng *rand.Rand) (string, bool) {
+	if n := len(log.sent); n > 0 && rng.IntN(3) > 0 {
+		return g.variant(log.sent[n-1-rng.IntN(min(n, 8))], 1), true
+	}
+	if n := len(log.texts); n > 0 {
+		return g.variant(log.texts[rng.IntN(n)], 1), true
+	}
+	return "", false
 }
 
 // TestCrashSafety runs the server as a separate process, streams inserts,
-// batches and deletes from several clients, kills the server with SIGKILL at
-// a random moment, and checks after every round that every acknowledged
-// write survived and that postings and signatures agree; then restarts it on
-// the same directory. 20 rounds (5 with -short).
+// batches, checks and deletes from several clients, kills the server with
+// SIGKILL at a random moment, and checks after every round that every
+// acknowledged write survived, that every document a "duplicate" answer
+// named survived (unless a delete of it was sent), and that postings and
+// signatures agree; then restarts it on the same directory. 20 rounds (5
+// with -short).
 func TestCrashSafety(t *testing.T) {
 	rounds := 20
 	if testing.Short() {
@@ -94,7 +126,7 @@ func TestCrashSafety(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index")
 	rng := rand.New(rand.NewPCG(42, 1))
 	g := newTextGen(99)
-	log := &crashLog{present: map[string]bool{}, deleted: map[string]bool{}}
+	log := &crashLog{present: map[string]bool{}, deleted: map[string]bool{}, named: map[string]bool{}, deleting: map[string]bool{}}
 	for round := range rounds {
 		addrFile := filepath.Join(t.TempDir(), "addr")
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
@@ -152,7 +184,16 @@ func TestCrashSafety(t *testing.T) {
 				t.Errorf("round %d: acknowledged delete of %s undone: %v", round, id, err)
 			}
 		}
-		t.Logf("round %d: %d acknowledged writes so far; index holds %d documents, %d postings; start %v verify %v run %v check %v", round, log.acks, rep.Documents, rep.Postings, t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), time.Since(t3))
+		for id := range log.named {
+			if log.deleting[id] {
+				continue
+			}
+			if _, err := idx.Get(context.Background(), id); err != nil {
+				t.Errorf("round %d: document %s, named in a duplicate answer, lost: %v", round, id, err)
+			}
+		}
+		t.Logf("round %d: %d acknowledged writes and %d duplicate answers (naming %d documents) so far; index holds %d documents, %d postings; start %v verify %v run %v check %v",
+			round, log.acks, log.dupes, len(log.named), rep.Documents, rep.Postings, t1.Sub(t0), t2.Sub(t1), t3.Sub(t2), time.Since(t3))
 		log.mu.Unlock()
 		idx.Close()
 		if t.Failed() {
@@ -161,6 +202,9 @@ func TestCrashSafety(t *testing.T) {
 	}
 	if log.acks < rounds*10 {
 		t.Errorf("only %d acknowledged writes in %d rounds: the test did not exercise the server", log.acks, rounds)
+	}
+	if log.dupes < rounds {
+		t.Errorf("only %d duplicate answers in %d rounds: the test did not exercise them", log.dupes, rounds)
 	}
 }
 
@@ -199,28 +243,31 @@ func verifyThroughServer(t *testing.T, c *Client, log *crashLog, round int) {
 }
 
 // runCrashClient writes until the server dies: single check-and-inserts
-// (some of near duplicates), batches, and deletes of its own documents.
+// (some of near duplicates, often of documents still being inserted),
+// checks of near duplicates, batches, and deletes of its own documents.
 func runCrashClient(ctx context.Context, c *Client, log *crashLog, g0 *textGen, rng *rand.Rand, prefix string) {
 	g := &textGen{rng: rng, vocab: g0.vocab}
 	var mine []string
 	for seq := 0; ctx.Err() == nil; seq++ {
 		id := fmt.Sprintf("%s-%d", prefix, seq)
-		switch op := rng.IntN(10); {
+		switch op := rng.IntN(12); {
 		case op < 6:
 			text := g.text(60 + rng.IntN(100))
-			if rng.IntN(4) == 0 {
-				log.mu.Lock()
-				if n := len(log.texts); n > 0 {
-					text = g.variant(log.texts[rng.IntN(n)], 1)
+			log.mu.Lock()
+			if rng.IntN(3) == 0 {
+				if t, ok := log.nearText(g, rng); ok {
+					text = t
 				}
-				log.mu.Unlock()
 			}
+			log.sent = append(log.sent, text)
+			log.mu.Unlock()
 			res, err := c.Insert(ctx, Document{ID: id, Text: text, Meta: []byte(fmt.Sprintf(`{"seq":%d}`, seq))}, Query{})
 			if err != nil {
 				return // the server is gone; the outcome is unknown
 			}
 			log.mu.Lock()
 			log.acks++
+			log.nameMatches(res)
 			if res.Status == StatusNew {
 				log.present[id] = true
 				log.recent = append(log.recent, id)
@@ -240,12 +287,27 @@ func runCrashClient(ctx context.Context, c *Client, log *crashLog, g0 *textGen, 
 			log.mu.Lock()
 			log.acks++
 			for i, r := range res {
+				log.nameMatches(r)
 				if r.Status == StatusNew {
 					log.present[docs[i].ID] = true
 					log.recent = append(log.recent, docs[i].ID)
 					mine = append(mine, docs[i].ID)
 				}
 			}
+			log.mu.Unlock()
+		case op < 11:
+			log.mu.Lock()
+			text, ok := log.nearText(g, rng)
+			log.mu.Unlock()
+			if !ok {
+				continue
+			}
+			res, err := c.Check(ctx, Document{Text: text}, Query{})
+			if err != nil {
+				return
+			}
+			log.mu.Lock()
+			log.nameMatches(res)
 			log.mu.Unlock()
 		default:
 			if len(mine) == 0 {
@@ -256,6 +318,7 @@ func runCrashClient(ctx context.Context, c *Client, log *crashLog, g0 *textGen, 
 			// Not known present until acknowledged either way.
 			log.mu.Lock()
 			delete(log.present, victim)
+			log.deleting[victim] = true
 			log.mu.Unlock()
 			mine = append(mine[:i], mine[i+1:]...)
 			if err := c.Delete(ctx, victim); err != nil {

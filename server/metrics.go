@@ -114,6 +114,7 @@ var (
 	descDuplicates    = prometheus.NewDesc("neardup_index_duplicates_total", "Check-and-inserts answered duplicate.", nil, nil)
 	descDeletes       = prometheus.NewDesc("neardup_index_deletes_total", "Documents deleted.", nil, nil)
 	descCommits       = prometheus.NewDesc("neardup_index_commits_total", "Write batches made durable.", nil, nil)
+	descBarriers      = prometheus.NewDesc("neardup_index_sync_barriers_total", "WAL syncs that answers waited for because they named a document not yet known durable.", nil, nil)
 	descDocuments     = prometheus.NewDesc("neardup_index_documents", "Documents in the index.", nil, nil)
 	descSize          = prometheus.NewDesc("neardup_index_size_bytes", "Bytes the index takes (on disk for Pebble; the servers' used memory for Redis).", nil, nil)
 	descStatsFailures = prometheus.NewDesc("neardup_index_stats_failed", "1 if the last read of the index size failed.", nil, nil)
@@ -122,7 +123,7 @@ var (
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descQueries, descCandidates, descDropped, descMatches, descPerQuery, descBucketSize,
 		descBucketsRead, descFullBuckets, descPostDropped, descInserts, descDuplicates, descDeletes, descCommits,
-		descDocuments, descSize, descStatsFailures} {
+		descBarriers, descDocuments, descSize, descStatsFailures} {
 		ch <- d
 	}
 }
@@ -153,6 +154,7 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descDuplicates, m.Duplicates)
 	counter(descDeletes, m.Deletes)
 	counter(descCommits, m.Commits)
+	counter(descBarriers, m.SyncBarriers)
 	ch <- histogram(descPerQuery, m.CandidatesPerQuery)
 	ch <- histogram(descBucketSize, m.BucketSize)
 
