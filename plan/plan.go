@@ -42,10 +42,12 @@ const (
 	// estimator against 64-bit slots): 10 %.
 	DefaultMaxVarianceInflation = 1.1
 	// DefaultSignRate is the signing speed assumed for one-permutation
-	// hashing, in text bytes per second per core: word 5-grams on the
-	// project's 2-vCPU reference machine reach ~0.66 GB/s/core; 0.5 GB/s
-	// leaves room for parsing.
-	DefaultSignRate = 0.5e9
+	// hashing, in text bytes per second per core: Hasher.SignText on word
+	// 5-grams (the default prose spec) reaches 439 MB/s per core on the
+	// project's 2-vCPU reference machine with AVX2 (char 5-grams 676; the
+	// pure-Go path 269; BENCHMARKS.md); 0.4 GB/s leaves a little for
+	// parsing.
+	DefaultSignRate = 0.4e9
 	// KHashSignRate128 is classic k-hash MinHash's signing speed at k = 128
 	// (~20 MB/s per core, measured); it scales as 128/k.
 	KHashSignRate128 = 20e6
