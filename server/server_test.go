@@ -177,9 +177,15 @@ func testAPI(t *testing.T, backend string) {
 }
 
 // TestBadInput sends every kind of bad request: each gets its documented
-// status and code, and the index is unchanged.
+// status and code, and the index is unchanged. On every backend.
 func TestBadInput(t *testing.T) {
-	ts := newTestServer(t, openIndex(t, "pebble", nil), &Options{MaxBodyBytes: 8192, MaxTextBytes: 2000, MaxBatchDocs: 3, Tokens: []string{"s3cret"}})
+	for _, backend := range []string{"pebble", "redis", "redis-cluster"} {
+		t.Run(backend, func(t *testing.T) { testBadInput(t, backend) })
+	}
+}
+
+func testBadInput(t *testing.T, backend string) {
+	ts := newTestServer(t, openIndex(t, backend, nil), &Options{MaxBodyBytes: 8192, MaxTextBytes: 2000, MaxBatchDocs: 3, Tokens: []string{"s3cret"}})
 	auth := []string{"Authorization", "Bearer s3cret"}
 	g := newTextGen(2)
 	stored := g.text(100)
