@@ -66,7 +66,7 @@ func (b *Batch) Bytes() int { return len(b.buf) }
 func (b *Batch) reset(target int) {
 	clear(b.Records) // drop references to file names and old buffers
 	b.Records = b.Records[:0]
-	if cap(b.buf) < target || cap(b.buf) > 4*target {
+	if cap(b.buf) < target || cap(b.buf) > 2*target {
 		b.buf = make([]byte, 0, target)
 	}
 	b.buf = b.buf[:0]

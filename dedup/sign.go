@@ -45,9 +45,15 @@ type signed struct {
 	entries []uint64
 	bytes   int64
 	err     error
+	maxText int // capacity of texts kept across batches
 }
 
 func (s *signed) reset() {
+	if cap(s.texts) > s.maxText {
+		// A huge document grew the buffer: let it go, so that each batch in
+		// flight returns to about a batch's worth of text.
+		s.texts = nil
+	}
 	s.index, s.status, s.ids, s.idEnd = s.index[:0], s.status[:0], s.ids[:0], s.idEnd[:0]
 	s.length, s.keep, s.hasKeep = s.length[:0], s.keep[:0], s.hasKeep[:0]
 	s.texts, s.textEnd, s.sigs, s.entries = s.texts[:0], s.textEnd[:0], s.sigs[:0], s.entries[:0]
@@ -70,6 +76,12 @@ type signer struct {
 }
 
 func (w *signer) process(b *corpus.Batch, out *signed) {
+	if w.keepTx && cap(out.texts) < b.Bytes() {
+		// Texts are no longer than their raw records: one allocation of the
+		// right size rather than append's doubling, which would leave every
+		// batch in flight holding up to twice its text.
+		out.texts = make([]byte, 0, b.Bytes())
+	}
 	for i := range b.Records {
 		rec := &b.Records[i]
 		out.bytes += int64(len(rec.Raw))
@@ -127,8 +139,12 @@ func (r *run) sign(ctx context.Context) error {
 	todo := make(chan *signed, workers)
 	done := make(chan *signed, workers)
 	free := make(chan *signed, 2*workers+2)
+	batchBytes := r.opts.Corpus.BatchBytes
+	if batchBytes <= 0 {
+		batchBytes = corpus.DefaultBatchBytes
+	}
 	for i := 0; i < cap(free); i++ {
-		free <- &signed{batch: &corpus.Batch{}}
+		free <- &signed{batch: &corpus.Batch{}, maxText: 4 * batchBytes}
 	}
 
 	g.Go(func() error { // reader

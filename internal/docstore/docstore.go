@@ -12,8 +12,22 @@ import (
 	"unsafe"
 )
 
-// chunkSize is the size of a chunk in bytes.
-const chunkSize = 8 << 20
+// Chunk sizes: a quarter of the budget, as a power of two in
+// [minChunk, maxChunk], so that a small budget is not rounded up to a few
+// large chunks (the two-chunk floor at 8 MiB would double a 8 MiB budget).
+const (
+	minChunk = 64 << 10
+	maxChunk = 8 << 20
+)
+
+// chunkFor returns the chunk size for a budget.
+func chunkFor(budget int64) int64 {
+	c := int64(maxChunk)
+	for c > minChunk && c > budget/4 {
+		c /= 2
+	}
+	return c
+}
 
 type chunk struct {
 	mem  []byte // nil once spilled
@@ -26,6 +40,7 @@ type chunk struct {
 type Store struct {
 	dir, prefix string
 	budget      int64 // bytes of chunks kept in memory
+	chunkSize   int64
 	inMem       int64
 	chunks      []chunk
 	offs        []int64 // record i is bytes offs[i]..offs[i+1]
@@ -36,10 +51,12 @@ type Store struct {
 }
 
 // New returns a Store keeping at most budget bytes of records in memory (but
-// always two chunks of 8 MiB), spilling to a file in dir (os.TempDir() if
-// empty) whose name starts with prefix.
+// always two chunks: chunks are a quarter of the budget, between 64 KiB and
+// 8 MiB), spilling to a file in dir (os.TempDir() if empty) whose name
+// starts with prefix.
 func New(dir, prefix string, budget int64) *Store {
-	return &Store{dir: dir, prefix: prefix, budget: max(budget, 2*chunkSize), offs: []int64{0}}
+	c := chunkFor(budget)
+	return &Store{dir: dir, prefix: prefix, budget: max(budget, 2*c), chunkSize: c, offs: []int64{0}}
 }
 
 // Len is the number of records.
@@ -57,9 +74,9 @@ func (s *Store) SpilledBytes() int64 { return s.fileSize }
 // Append adds a record and returns its index.
 func (s *Store) Append(vals []byte) (int, error) {
 	for len(vals) > 0 {
-		if len(s.chunks) == 0 || s.chunks[len(s.chunks)-1].n == chunkSize {
-			s.chunks = append(s.chunks, chunk{mem: make([]byte, chunkSize)})
-			s.inMem += chunkSize
+		if len(s.chunks) == 0 || int64(s.chunks[len(s.chunks)-1].n) == s.chunkSize {
+			s.chunks = append(s.chunks, chunk{mem: make([]byte, s.chunkSize)})
+			s.inMem += s.chunkSize
 			if err := s.enforce(); err != nil {
 				return 0, err
 			}
@@ -94,7 +111,7 @@ func (s *Store) enforce() error {
 		c.file = s.fileSize
 		s.fileSize += int64(len(b))
 		c.mem = nil
-		s.inMem -= chunkSize
+		s.inMem -= s.chunkSize
 		s.spillNext++
 	}
 	return nil
@@ -104,9 +121,9 @@ func (s *Store) enforce() error {
 func (s *Store) Get(dst []byte, i int) ([]byte, error) {
 	lo, hi := s.offs[i], s.offs[i+1]
 	for lo < hi {
-		ci := int(lo / chunkSize)
-		at := int(lo % chunkSize)
-		n := int(min(hi-lo, int64(chunkSize-at)))
+		ci := int(lo / s.chunkSize)
+		at := int(lo % s.chunkSize)
+		n := int(min(hi-lo, s.chunkSize-int64(at)))
 		c := &s.chunks[ci]
 		if c.mem != nil {
 			dst = append(dst, c.mem[at:at+n]...)

@@ -8,14 +8,14 @@ import (
 )
 
 func TestStoreSpillsAndReads(t *testing.T) {
-	for _, budget := range []int64{0, 1 << 40} {
+	for _, budget := range []int64{0, 1 << 20, 1 << 40} {
 		s := New(t.TempDir(), "test", budget)
 		r := rand.New(rand.NewPCG(1, uint64(budget)))
 		var want [][]uint64
 		for i := 0; i < 600; i++ {
 			rec := make([]uint64, r.IntN(3000))
 			if i%200 == 0 {
-				rec = make([]uint64, chunkSize/8+17) // spans chunks
+				rec = make([]uint64, s.chunkSize/8+17) // spans chunks
 			}
 			for j := range rec {
 				rec[j] = r.Uint64()
@@ -26,10 +26,10 @@ func TestStoreSpillsAndReads(t *testing.T) {
 			}
 			want = append(want, rec)
 		}
-		if budget == 0 && s.SpilledBytes() == 0 {
-			t.Fatal("nothing spilled under a zero budget")
+		if budget < 1<<40 && s.SpilledBytes() == 0 {
+			t.Fatalf("nothing spilled under a budget of %d", budget)
 		}
-		if budget > 0 && s.SpilledBytes() != 0 {
+		if budget == 1<<40 && s.SpilledBytes() != 0 {
 			t.Fatal("spilled under a huge budget")
 		}
 		var wg sync.WaitGroup
@@ -49,6 +49,42 @@ func TestStoreSpillsAndReads(t *testing.T) {
 			}(g)
 		}
 		wg.Wait()
+		s.Close()
+	}
+}
+
+// TestStoreStaysWithinBudget: chunks scale with the budget, so memory held
+// stays within the budget (or the two-chunk floor of 128 KiB) plus the chunk
+// being filled, small budgets included.
+func TestStoreStaysWithinBudget(t *testing.T) {
+	for _, tc := range []struct {
+		budget, chunk int64
+	}{
+		{0, minChunk}, {100 << 10, minChunk}, {1 << 20, 256 << 10}, {4 << 20, 1 << 20},
+		{8 << 20, 2 << 20}, {32 << 20, maxChunk}, {1 << 30, maxChunk},
+	} {
+		if got := chunkFor(tc.budget); got != tc.chunk {
+			t.Errorf("chunkFor(%d) = %d; want %d", tc.budget, got, tc.chunk)
+		}
+		if tc.budget > 32<<20 {
+			continue // same chunks as 32 MiB; filling would take seconds
+		}
+		s := New(t.TempDir(), "test", tc.budget)
+		limit := max(tc.budget, 2*tc.chunk) + tc.chunk
+		rec := make([]byte, 3000)
+		peak := int64(0)
+		for s.Size() < 4*limit {
+			if _, err := s.Append(rec); err != nil {
+				t.Fatal(err)
+			}
+			peak = max(peak, s.MemoryBytes())
+		}
+		if peak > limit {
+			t.Errorf("budget %d: %d bytes in memory; want at most %d", tc.budget, peak, limit)
+		}
+		if got, want := s.SpilledBytes()+s.MemoryBytes(), s.Size(); got < want {
+			t.Errorf("budget %d: %d bytes spilled or held; want at least the %d stored", tc.budget, got, want)
+		}
 		s.Close()
 	}
 }
