@@ -16,7 +16,8 @@
 //	                     holds a corpus of the same size (default: a temporary
 //	                     directory, removed at the end)
 //	  --bits 32          slot width of the index (8 for the compact layout)
-//	  --addr HOST:PORT   drive an already running server instead (no build)
+//	  --addr HOST:PORT   drive an already running server instead (no build);
+//	                     loopback only (127.0.0.0/8, ::1 or localhost)
 //
 // The documents are synthetic: words drawn from a Zipf distribution over a
 // 50,000-word vocabulary, 100 to 200 words each (about 1 KB). Check requests
@@ -72,6 +73,49 @@ type config struct {
 	memTable   int
 	checkRate  float64
 	insertRate float64
+	out        io.Writer // progress and results
+	errOut     io.Writer // the first request error of a phase
+}
+
+// validate checks the flags: positive sizes, and an --addr on loopback, so
+// that the load never leaves the machine.
+func (c *config) validate() error {
+	switch {
+	case c.docs < 1:
+		return fmt.Errorf("--docs %d: must be at least 1", c.docs)
+	case c.clients < 1:
+		return fmt.Errorf("--clients %d: must be at least 1", c.clients)
+	case c.duration <= 0:
+		return fmt.Errorf("--duration %v: must be positive", c.duration)
+	case c.checkRate < 0 || c.insertRate < 0:
+		return fmt.Errorf("--check-rate %g, --insert-rate %g: must not be negative", c.checkRate, c.insertRate)
+	}
+	if c.addr != "" {
+		if err := checkLoopback(c.addr); err != nil {
+			return fmt.Errorf("--addr %s: %w", c.addr, err)
+		}
+	}
+	return nil
+}
+
+// checkLoopback accepts host:port whose host is a loopback address or
+// "localhost"; any other name is refused rather than resolved, since it
+// could name another machine.
+func checkLoopback(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return err
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("host %q is not a loopback address; the load generator drives loopback only", host)
 }
 
 func main() {
@@ -98,7 +142,12 @@ func main() {
 	c.trace = *traceFile
 	c.cacheSize = *cache << 20
 	c.memTable = *memtable << 20
-	if err := run(c); err != nil {
+	c.out, c.errOut = os.Stdout, os.Stderr
+	err := c.validate()
+	if err == nil {
+		err = run(c)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "neardup-load:", err)
 		os.Exit(1)
 	}
@@ -155,17 +204,17 @@ func run(c config) error {
 		}
 		idxDir := filepath.Join(dir, fmt.Sprintf("index-%d-b%d", c.docs, c.bits))
 		if strings.Contains(c.phases, "build") {
-			corpusPath, size, err := ensureCorpus(dir, gen, c.docs)
+			corpusPath, size, err := ensureCorpus(c.out, dir, gen, c.docs)
 			if err != nil {
 				return err
 			}
-			br, err := build(ctx, idxDir, corpusPath, c.bits)
+			br, err := build(ctx, c.out, idxDir, corpusPath, c.bits)
 			if err != nil {
 				return err
 			}
 			br.CorpusBytes = size
 			res.Build = br
-			fmt.Printf("build: %d documents in %.1fs = %.0f documents/s; index %d bytes = %.0f bytes/document (corpus %d MB)\n",
+			fmt.Fprintf(c.out, "build: %d documents in %.1fs = %.0f documents/s; index %d bytes = %.0f bytes/document (corpus %d MB)\n",
 				br.Documents, br.Seconds, br.DocsPerSecond, br.Bytes, br.BytesPerDoc, size>>20)
 		}
 		if !strings.Contains(c.phases, "check") && !strings.Contains(c.phases, "insert") {
@@ -186,7 +235,7 @@ func run(c config) error {
 			if err != nil {
 				return err
 			}
-			fmt.Printf("preload: %d MB of the index read into the block cache in %.1fs\n", n>>20, time.Since(t0).Seconds())
+			fmt.Fprintf(c.out, "preload: %d MB of the index read into the block cache in %.1fs\n", n>>20, time.Since(t0).Seconds())
 		}
 		s, err := server.New(idx, &server.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
@@ -236,7 +285,7 @@ func run(c config) error {
 			return err
 		}
 		res.Phases = append(res.Phases, pr)
-		fmt.Printf("%-16s: %d requests in %.1fs = %.0f/s (%d errors, %d duplicates); latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms; CPU %.0f%%\n",
+		fmt.Fprintf(c.out, "%-16s: %d requests in %.1fs = %.0f/s (%d errors, %d duplicates); latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms; CPU %.0f%%\n",
 			pr.Name, pr.Requests, pr.Seconds, pr.PerSecond, pr.Errors, pr.Duplicates, pr.P50ms, pr.P99ms, pr.P999ms, pr.CPUPercent)
 	}
 	return writeJSON(c.jsonOut, res)
@@ -301,7 +350,7 @@ func (g *generator) text(i uint64, changes int, rng *rand.Rand) string {
 
 // ensureCorpus writes the JSONL corpus of n documents, unless dir already
 // holds it.
-func ensureCorpus(dir string, g *generator, n int) (string, int64, error) {
+func ensureCorpus(log io.Writer, dir string, g *generator, n int) (string, int64, error) {
 	path := filepath.Join(dir, fmt.Sprintf("corpus-%d-s%d.jsonl", n, g.seed))
 	if st, err := os.Stat(path); err == nil {
 		return path, st.Size(), nil
@@ -353,7 +402,7 @@ func ensureCorpus(dir string, g *generator, n int) (string, int64, error) {
 		return "", 0, err
 	}
 	st, _ := os.Stat(path)
-	fmt.Printf("corpus: %d documents, %d MB, generated in %.1fs\n", n, st.Size()>>20, time.Since(start).Seconds())
+	fmt.Fprintf(log, "corpus: %d documents, %d MB, generated in %.1fs\n", n, st.Size()>>20, time.Since(start).Seconds())
 	return path, st.Size(), nil
 }
 
@@ -361,7 +410,7 @@ func docID(i uint64) string { return fmt.Sprintf("d%07d", i) }
 
 // build bulk-builds the index from the corpus, as `neardup index build`
 // does, unless it is already built.
-func build(ctx context.Context, dir, corpusPath string, bits int) (*buildResult, error) {
+func build(ctx context.Context, out io.Writer, dir, corpusPath string, bits int) (*buildResult, error) {
 	if _, err := os.Stat(filepath.Join(dir, "built")); err == nil {
 		db, err := index.Open(dir, nil)
 		if err != nil {
@@ -373,7 +422,7 @@ func build(ctx context.Context, dir, corpusPath string, bits int) (*buildResult,
 		var br buildResult
 		json.Unmarshal(b, &br)
 		br.Bytes, br.BytesPerDoc = st.Bytes, float64(st.Bytes)/float64(st.Documents)
-		fmt.Printf("build: reusing %s\n", dir)
+		fmt.Fprintf(out, "build: reusing %s\n", dir)
 		return &br, nil
 	}
 	os.RemoveAll(dir)
@@ -418,7 +467,7 @@ func warm(ctx context.Context, base string, g *generator, c config) {
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("warm-up: %d checks in %.1fs\n", n, time.Since(start).Seconds())
+	fmt.Fprintf(c.out, "warm-up: %d checks in %.1fs\n", n, time.Since(start).Seconds())
 }
 
 // load runs one phase for c.duration with c.clients goroutines: with rate 0
@@ -464,7 +513,7 @@ func load(ctx context.Context, base string, g *generator, c config, phase string
 		}()
 	}
 	wg.Wait()
-	fmt.Printf("%s: %d request bodies prepared in %.1fs\n", phase, c.clients*perClient, time.Since(prep).Seconds())
+	fmt.Fprintf(c.out, "%s: %d request bodies prepared in %.1fs\n", phase, c.clients*perClient, time.Since(prep).Seconds())
 
 	path := "/v1/check"
 	if phase == "insert" {
@@ -537,7 +586,7 @@ func load(ctx context.Context, base string, g *generator, c config, phase string
 		return float64(all[min(len(all)-1, int(p*float64(len(all))))].Microseconds()) / 1000
 	}
 	if e := firstErr.Load(); e != nil {
-		fmt.Fprintln(os.Stderr, "first error:", e)
+		fmt.Fprintln(c.errOut, "first error:", e)
 	}
 	name := phase + " (max)"
 	if rate > 0 {

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSmoke runs every phase on a small corpus (2,000 documents, 1 s
+// phases, 4 clients): the corpus is generated, the index built, and each
+// phase answers its requests without errors, so that a change that breaks
+// the load generator or the service under it shows in CI. About 10 s.
+func TestSmoke(t *testing.T) {
+	dir := t.TempDir()
+	resultsPath := filepath.Join(dir, "results.json")
+	var out bytes.Buffer
+	c := config{
+		docs: 2000, clients: 4, duration: time.Second, dir: dir, bits: 8, cacheSize: 16 << 20,
+		phases: "build,check,insert", checkRate: 400, insertRate: 200, dupRate: 0.5, seed: 1,
+		jsonOut: resultsPath, out: &out, errOut: &out,
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := run(c); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.Bytes())
+	}
+	t.Logf("%.1fs:\n%s", time.Since(start).Seconds(), out.Bytes())
+	b, err := os.ReadFile(resultsPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res results
+	if err := json.Unmarshal(b, &res); err != nil {
+		t.Fatalf("%s: %v", resultsPath, err)
+	}
+	if br := res.Build; br == nil || br.Documents != 2000 || br.Bytes <= 0 || br.DocsPerSecond <= 0 || br.CorpusBytes <= 0 {
+		t.Errorf("build: %+v; want 2000 documents, a size and a rate", br)
+	}
+	want := []string{"check (max)", "check @400/s", "insert @200/s", "insert (max)"}
+	if len(res.Phases) != len(want) {
+		t.Fatalf("%d phases; want %v", len(res.Phases), want)
+	}
+	for i, p := range res.Phases {
+		if p.Name != want[i] {
+			t.Errorf("phase %d is %q; want %q", i, p.Name, want[i])
+		}
+		if p.Errors != 0 {
+			t.Errorf("%s: %d errors; want 0", p.Name, p.Errors)
+		}
+		if p.Requests < 50 || p.PerSecond <= 0 || p.P50ms <= 0 || p.P99ms < p.P50ms {
+			t.Errorf("%s: %+v; want requests, a rate and ordered latencies", p.Name, p)
+		}
+		// Half of the checks and a fifth of the inserts are near copies of
+		// indexed documents.
+		if p.Duplicates == 0 || p.Duplicates == p.Requests {
+			t.Errorf("%s: %d duplicates in %d requests; want some, not all", p.Name, p.Duplicates, p.Requests)
+		}
+		if strings.Contains(p.Name, "@") && p.Requests < 100 {
+			t.Errorf("%s: %d requests in a paced 1 s phase; want about %s", p.Name, p.Requests, p.Name[strings.Index(p.Name, "@")+1:])
+		}
+	}
+}
+
+func TestCheckLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		addr string
+		ok   bool
+	}{
+		{"127.0.0.1:8080", true},
+		{"127.3.2.1:80", true},
+		{"[::1]:8080", true},
+		{"localhost:8080", true},
+		{"LocalHost:1", true},
+		{"[::ffff:127.0.0.1]:80", true},
+		{"10.0.0.1:8080", false},
+		{"0.0.0.0:8080", false},
+		{"[::]:8080", false},
+		{":8080", false},
+		{"example.com:80", false},
+		{"localhost.example.com:80", false},
+		{"127.0.0.1", false},
+		{"127.0.0.1:http", false},
+		{"127.0.0.1:70000", false},
+	} {
+		err := checkLoopback(tc.addr)
+		if (err == nil) != tc.ok {
+			t.Errorf("checkLoopback(%q) = %v; want ok %v", tc.addr, err, tc.ok)
+		}
+	}
+	c := config{docs: 1, clients: 1, duration: time.Second, addr: "192.168.1.5:8080"}
+	if err := c.validate(); err == nil || !strings.Contains(err.Error(), "--addr") {
+		t.Errorf("validate with a remote --addr: %v; want an --addr error", err)
+	}
+}
