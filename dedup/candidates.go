@@ -35,6 +35,7 @@ func (r *run) candidates(ctx context.Context) error {
 	var pairs []uint64
 	flush := func() error {
 		var err error
+		r.top.add(chunk)
 		pairs, err = g.Append(pairs[:0], chunk)
 		if err != nil {
 			return err
@@ -63,6 +64,7 @@ func (r *run) candidates(ctx context.Context) error {
 	if err := sorter.Add(g.Flush(pairs[:0])...); err != nil {
 		return err
 	}
+	r.top.close()
 	r.buckets = g.Metrics()
 	r.rep.Spill.PairRuns = sorter.Runs()
 	r.rep.Spill.PairBytes = sorter.SpilledBytes()

@@ -79,8 +79,14 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 		row("band-key entries", group(b.Entries)), row("buckets", group(b.Buckets)), row("shared buckets", group(b.SharedBuckets)),
 		row("pairs emitted", group(b.PairsEmitted)), row("capped buckets", group(b.CappedBuckets)), row("members of capped buckets", group(b.CappedMembers)),
 	}
-	for _, lb := range b.Largest {
-		d.Largest = append(d.Largest, htmlreport.Bucket{Size: lb.Size, First: lb.First, Key: lb.Key})
+	// Top is every shared bucket's largest; a report without it (made by
+	// another driver) lists only the capped ones.
+	top := b.Top
+	if len(top) == 0 {
+		top = b.Largest
+	}
+	for _, lb := range top {
+		d.Largest = append(d.Largest, htmlreport.Bucket{Size: lb.Size, First: lb.First, Key: lb.Key, Capped: lb.Size > r.opts.BucketCap})
 	}
 	for _, t := range rep.Timings {
 		d.Timings = append(d.Timings, htmlreport.Timing{Stage: t.Stage, Seconds: t.Seconds})

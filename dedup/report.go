@@ -1,13 +1,16 @@
 package dedup
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/lsh"
 )
 
 // Report is what report.json holds: what was read, how it was configured,
@@ -89,17 +92,23 @@ type SignatureReport struct {
 
 // BucketReport describes the LSH buckets.
 type BucketReport struct {
-	Entries       int64         `json:"entries"`
-	Buckets       int64         `json:"buckets"`
-	SharedBuckets int64         `json:"shared_buckets"`
-	PairsEmitted  int64         `json:"pairs_emitted"`
-	CappedBuckets int64         `json:"capped_buckets"`
-	CappedMembers int64         `json:"capped_members"`
-	Largest       []LargeBucket `json:"largest"`
+	Entries       int64 `json:"entries"`
+	Buckets       int64 `json:"buckets"`
+	SharedBuckets int64 `json:"shared_buckets"`
+	PairsEmitted  int64 `json:"pairs_emitted"`
+	CappedBuckets int64 `json:"capped_buckets"`
+	CappedMembers int64 `json:"capped_members"`
+	// Largest lists the buckets over the cap (at most 10), by size
+	// descending, then key.
+	Largest []LargeBucket `json:"largest"`
+	// Top lists the largest shared buckets whether capped or not (at most
+	// 10), in the same order.
+	Top []LargeBucket `json:"top"`
 }
 
-// LargeBucket is one bucket over the cap: its size and the id of the member
-// all others were linked to.
+// LargeBucket is one LSH bucket: its size in documents, the id of its first
+// (lowest-index) member, to which a capped bucket's other members were
+// linked, and its key.
 type LargeBucket struct {
 	Size  int    `json:"size"`
 	First string `json:"first"`
@@ -180,9 +189,12 @@ func (rep *Report) finish(r *run) {
 	rep.Signatures = SignatureReport{Features: r.hashMetrics.Features, EmptyBinRate: r.hashMetrics.EmptyBinRate()}
 	b := r.buckets
 	rep.Buckets = BucketReport{Entries: b.Entries, Buckets: b.Buckets, SharedBuckets: b.SharedBuckets, PairsEmitted: b.Pairs,
-		CappedBuckets: b.CappedBuckets, CappedMembers: b.CappedMembers, Largest: []LargeBucket{}}
+		CappedBuckets: b.CappedBuckets, CappedMembers: b.CappedMembers, Largest: []LargeBucket{}, Top: []LargeBucket{}}
 	for _, lb := range b.Largest {
-		rep.Buckets.Largest = append(rep.Buckets.Largest, LargeBucket{Size: lb.Size, First: string(r.docs.id(lb.First)), Key: fmt.Sprintf("%016x", lb.Key)})
+		rep.Buckets.Largest = append(rep.Buckets.Largest, r.largeBucket(lb))
+	}
+	for _, lb := range r.top.top {
+		rep.Buckets.Top = append(rep.Buckets.Top, r.largeBucket(lb))
 	}
 	const bins = 20
 	h := Histogram{Lower: make([]float64, bins), Estimate: make([]int64, bins)}
@@ -212,4 +224,54 @@ func (rep *Report) write(path string) error {
 		return err
 	}
 	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+func (r *run) largeBucket(b lsh.Bucket) LargeBucket {
+	return LargeBucket{Size: b.Size, First: string(r.docs.id(b.First)), Key: fmt.Sprintf("%016x", b.Key)}
+}
+
+// topBuckets keeps the n largest shared buckets of the sorted band-key
+// entries (key<<docBits | doc), capped or not, for BucketReport.Top:
+// lsh.Grouper lists only the buckets over its cap. Fed the same chunks as the
+// Grouper; an entry equal to its predecessor is ignored, as there. Its zero
+// value keeps lsh.DefaultLargest buckets; not safe for concurrent use.
+type topBuckets struct {
+	started bool
+	last    uint64
+	cur     lsh.Bucket
+	top     []lsh.Bucket // by size descending, then key ascending
+}
+
+func (t *topBuckets) add(entries []uint64) {
+	const keyMask = ^uint64(1<<docBits - 1)
+	for _, e := range entries {
+		switch {
+		case t.started && e == t.last:
+		case t.started && e&keyMask == t.cur.Key:
+			t.cur.Size++
+		default:
+			if t.cur.Size > 1 { // most buckets hold one document
+				t.close()
+			}
+			t.cur, t.started = lsh.Bucket{Key: e & keyMask, Size: 1, First: uint32(e)}, true
+		}
+		t.last = e
+	}
+}
+
+// close records the open bucket if it is shared and among the largest.
+func (t *topBuckets) close() {
+	n := lsh.DefaultLargest
+	b := t.cur
+	t.cur.Size = 0
+	if b.Size < 2 || len(t.top) == n && b.Size <= t.top[n-1].Size {
+		return // keys ascend, so an equal size loses the tie
+	}
+	i, _ := slices.BinarySearchFunc(t.top, b, func(x, y lsh.Bucket) int {
+		if x.Size != y.Size {
+			return y.Size - x.Size
+		}
+		return cmp.Compare(x.Key, y.Key)
+	})
+	t.top = slices.Insert(t.top, i, b)[:min(len(t.top)+1, n)]
 }

@@ -47,7 +47,8 @@ type run struct {
 
 	pairs   *pairList // unique candidate pairs
 	buckets lsh.CandidateMetrics
-	edges   []edge // verified pairs, in (a, b) order
+	top     topBuckets // the largest shared buckets, for the report
+	edges   []edge     // verified pairs, in (a, b) order
 	result  *cluster.Result
 }
 

@@ -199,6 +199,9 @@ func TestReportInChromium(t *testing.T) {
 	if !bytes.Contains(dom, []byte(`<mark class="del">`)) || !bytes.Contains(dom, []byte(`<mark class="ins">`)) {
 		t.Error("no highlighted differences in the sample clusters")
 	}
+	if !bytes.Contains(dom, []byte("Largest buckets")) || !bytes.Contains(dom, []byte("every shared bucket was paired in full")) {
+		t.Error("no table of the largest buckets (no bucket is over the cap here, and the table must still be shown)")
+	}
 
 	shot := filepath.Join(t.TempDir(), "report.png")
 	runChromium(t, bin, page, "--hide-scrollbars", "--window-size=1400,2400", "--screenshot="+shot)

@@ -28,11 +28,14 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 // Row is one line of a two-column table.
 type Row struct{ Name, Value string }
 
-// Bucket is one of the largest LSH buckets.
+// Bucket is one of the largest LSH buckets: its size in documents, its first
+// member's id and its key; Capped when it was over the cap (its members
+// linked to the first rather than all paired).
 type Bucket struct {
-	Size  int
-	First string
-	Key   string
+	Size   int
+	First  string
+	Key    string
+	Capped bool
 }
 
 // BandScore is the measured and predicted recall of one similarity band.
@@ -81,7 +84,9 @@ type Data struct {
 	PairLower               []float64
 	PairEstimate, PairExact []int64
 	// ClusterSizes are (size, count) bars.
-	ClusterSizes  []SizeBin
+	ClusterSizes []SizeBin
+	// BucketStats is the bucket counts; Largest the largest shared
+	// buckets, capped or not, by size descending; BucketCap the cap.
 	BucketStats   []Row
 	Largest       []Bucket
 	BucketCap     int
@@ -92,6 +97,16 @@ type Data struct {
 	PeakRSSBytes  int64
 	SamplesNote   string
 	MeasuredNotes string
+}
+
+// AnyCapped reports whether a bucket of Largest was over the cap.
+func (d *Data) AnyCapped() bool {
+	for _, b := range d.Largest {
+		if b.Capped {
+			return true
+		}
+	}
+	return false
 }
 
 // view is what the template sees: Data plus the rendered charts.

@@ -49,3 +49,41 @@ func TestSizeBins(t *testing.T) {
 		t.Errorf("bins %+v; want powers of two from 2–3 to 32–63 holding all 40 clusters", bins)
 	}
 }
+
+// TestLargestBuckets: the largest buckets are listed whether or not any is
+// over the cap, capped ones marked, with the note that fits.
+func TestLargestBuckets(t *testing.T) {
+	render := func(d *Data) string {
+		t.Helper()
+		var b bytes.Buffer
+		if err := Write(&b, d); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	uncapped := render(&Data{BucketCap: 1000, Largest: []Bucket{{Size: 7, First: "doc-a", Key: "00000000aa000000"}, {Size: 3, First: "doc-b", Key: "00000000bb000000"}}})
+	capped := render(&Data{BucketCap: 5, Largest: []Bucket{{Size: 7, First: "doc-a", Key: "00000000aa000000", Capped: true}, {Size: 3, First: "doc-b", Key: "00000000bb000000"}}})
+	none := render(&Data{BucketCap: 1000})
+	for _, c := range []struct {
+		name, out string
+		want, not []string
+	}{
+		{"uncapped", uncapped, []string{"Largest buckets", "doc-a", "doc-b", "00000000bb000000", "No bucket exceeded the cap of 1000"}, []string{"over the cap</b>"}},
+		{"capped", capped, []string{"Largest buckets", "doc-a", "doc-b", "<b>over the cap</b>", "over the cap of 5 documents"}, []string{"No bucket exceeded"}},
+		{"none", none, []string{"No bucket was shared"}, []string{"Largest buckets", "No bucket exceeded"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.out, w) {
+				t.Errorf("%s: page lacks %q", c.name, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(c.out, n) {
+				t.Errorf("%s: page contains %q", c.name, n)
+			}
+		}
+	}
+	if n := strings.Count(capped, "over the cap</b>"); n != 1 {
+		t.Errorf("capped: %d buckets marked over the cap; want 1", n)
+	}
+}
