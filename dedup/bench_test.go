@@ -58,6 +58,7 @@ func BenchmarkDedupGoSource(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			var rep *Report
+			cpu0 := cpuTime()
 			for b.Loop() {
 				var err error
 				rep, err = Run(context.Background(), []string{in}, b.TempDir(), &Options{Verify: v})
@@ -65,6 +66,7 @@ func BenchmarkDedupGoSource(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			reportCPU(b, cpuTime()-cpu0)
 			b.ReportMetric(float64(rep.Counts.VerifiedPairs), "pairs")
 			b.ReportMetric(float64(rep.PeakRSSBytes)/(1<<20), "peakRSS-MiB")
 			for _, tm := range rep.Timings {
@@ -96,6 +98,7 @@ func BenchmarkSignBandCandidates(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var pairs int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		entries := make([][]uint64, workers)
 		var wg sync.WaitGroup
@@ -125,5 +128,6 @@ func BenchmarkSignBandCandidates(b *testing.B) {
 		}
 		pairs = len(got)
 	}
+	reportCPU(b, cpuTime()-cpu0)
 	b.ReportMetric(float64(pairs), "candidates")
 }

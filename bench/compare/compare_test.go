@@ -47,6 +47,7 @@ func BenchmarkEkzhuMinhashLSH(b *testing.B) {
 	feats, size := goSourceFeatures(b)
 	b.SetBytes(size)
 	var cands int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		idx := minhashlsh.NewMinhashLSH32(128, 0.8)
 		sigs := make([][]uint64, len(feats))
@@ -66,6 +67,7 @@ func BenchmarkEkzhuMinhashLSH(b *testing.B) {
 			cands += len(idx.Query(s)) - 1
 		}
 	}
+	reportCPU(b, cpuTime()-cpu0)
 	b.ReportMetric(float64(cands/2), "candidates")
 }
 
@@ -78,6 +80,7 @@ func BenchmarkNeardupOneCore(b *testing.B) {
 	bands, _ := lsh.ForRecall(0.8, 128, 0.99)
 	b.SetBytes(size)
 	var pairs int
+	cpu0 := cpuTime()
 	for b.Loop() {
 		h := minhash.MustNewHasher(params)
 		var sig minhash.Signature
@@ -94,5 +97,6 @@ func BenchmarkNeardupOneCore(b *testing.B) {
 		}
 		pairs = len(got)
 	}
+	reportCPU(b, cpuTime()-cpu0)
 	b.ReportMetric(float64(pairs), "candidates")
 }
