@@ -75,8 +75,16 @@ over all pairs, on every core. The output is deterministic: a header line
   # neardup eval truth threshold=0.5 documents=N spec=...
 
 then one pair a line, idA<TAB>idB<TAB>J, idA < idB bytewise, sorted, J with
-the digits that read back to the exact float64. Memory: 8 bytes per feature
-occurrence while shingling, 4 afterwards, and 12 bytes per pair found.`,
+the digits that read back to the exact float64.
+
+Memory is not bounded by a budget: it grows with the corpus, and everything
+is held in memory. Counting a feature occurrence as one distinct shingle of
+one document: 8 bytes per occurrence for the shingled sets, 4 for the join's
+tokenised copy (16 to 28 more while it is built), the join's prefix index
+(more at lower thresholds), and 12 bytes per pair found. Measured peak: about
+40 bytes per occurrence, 370 MB for the Go source tree (7.7k documents, 90 MB
+of text, 9.3 M occurrences) at t = 0.5, 690 MB for twice that. For a corpus
+past the machine's memory, compute the truth of a sample.`,
 		Example: `  neardup eval truth --threshold 0.5 -o truth.tsv testdata/articles_1000.jsonl
   neardup eval truth --shingle char:5 --threshold 0.8 -o - corpus.jsonl.zst`,
 		Args: cobra.MinimumNArgs(1),
