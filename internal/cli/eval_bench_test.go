@@ -15,8 +15,9 @@ import (
 
 // gorootJSONL writes every .go file under GOROOT/src, in path order, as one
 // JSONL record {"id": relative path, "text": source} and returns the file's
-// path and size; it skips b if the sources are missing.
-func gorootJSONL(b *testing.B) (string, int64) {
+// path, its size and the number of documents (7,711 in Go 1.26.8); it skips
+// b if the sources are missing.
+func gorootJSONL(b *testing.B) (path string, size int64, docs int) {
 	b.Helper()
 	root := filepath.Join(runtime.GOROOT(), "src")
 	var paths []string
@@ -51,15 +52,15 @@ func gorootJSONL(b *testing.B) (string, int64) {
 	}
 	f.Close()
 	st, _ := os.Stat(out)
-	return out, st.Size()
+	return out, st.Size(), len(paths)
 }
 
-// BenchmarkEvalTruthGoroot measures the whole `neardup eval truth` command on
-// the Go source tree as JSONL (about 7.7k documents, 100 MB): reading and
-// parsing JSONL, shingling, the join and writing the truth file. Bytes are
-// the JSONL file's.
+// BenchmarkEvalTruthGoroot measures the whole `neardup eval truth` command
+// on the Go source tree as JSONL (7,711 documents, 100 MB in Go 1.26.8):
+// reading and parsing JSONL, shingling, the join and writing the truth file.
+// Bytes are the JSONL file's; docs/s counts the files found.
 func BenchmarkEvalTruthGoroot(b *testing.B) {
-	in, size := gorootJSONL(b)
+	in, size, docs := gorootJSONL(b)
 	out := filepath.Join(b.TempDir(), "truth.tsv")
 	for _, spec := range []string{"prose", "code"} {
 		b.Run("shingle="+spec+"/t=0.5", func(b *testing.B) {
@@ -72,7 +73,7 @@ func BenchmarkEvalTruthGoroot(b *testing.B) {
 					b.Fatalf("exit %d", code)
 				}
 			}
-			b.ReportMetric(7711*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+			b.ReportMetric(float64(docs)*float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 		})
 	}
 }
