@@ -8,12 +8,26 @@
 //
 // OnePermutation (the default) hashes each feature once: v = f·M (M an odd
 // constant drawn from the seed), puts it in bin ⌊v·K/2^64⌋ and keeps each bin's
-// minimum v. Bins no feature reached are filled by optimal densification
-// (Shrivastava, ICML 2017): empty bin i copies the minimum of the first
-// non-empty bin of its own pseudo-random probe sequence. Every slot then agrees
-// between two sets with probability exactly J, however short the sets are.
-// Cost: one multiplication per feature plus O(K²/m) probes for a set that
-// reaches m < K bins. The empty-bin rate is reported in Metrics.
+// minimum v (round 0). Bins no feature reached are filled by densification by
+// re-hashing, after the fast similarity sketch of Dahlgaard, Knudsen & Thorup
+// (FOCS 2017): in rounds r = 1, 2, … every feature reaches one more bin (a
+// bin drawn from f·M_r for r < K; bin (b0 + r) mod K for K ≤ r < 2K, so every
+// bin is reached by round 2K−1), and a bin still empty takes the least value
+// among the features that reach it in the first round that any does. A slot
+// is fmix64 of its bin's value. Each slot is owned by one element of the set,
+// and by symmetry by a uniformly random one of the union of two sets, so
+// every slot agrees with probability exactly J, however short the sets are.
+// Cost: one multiplication per feature; a set that leaves bins empty (fewer
+// than a few K features) is re-hashed for about K·ln K/m rounds. The
+// empty-bin rate (before densification) is reported in Metrics.
+//
+// Why not optimal densification (Shrivastava, ICML 2017), where an empty bin
+// copies the minimum of a non-empty one: two elements that share a bin hide
+// one of them from every slot that copies that bin, which for sets of 5 to 50
+// elements at K = 128 gives 1.2 to 1.6 times the variance of classic MinHash.
+// Re-hashing gives every element slots of its own; at those sizes its
+// variance is about half the classic one, because each element owns close to
+// K/m slots rather than a multinomial share.
 //
 // KHash is classic MinHash with K hash functions h_i(x) = (a_i·x + b_i) mod
 // (2^61−1) over x = f mod (2^61−1): K multiplications per feature, slots that
@@ -24,10 +38,9 @@
 // Slot agreement is an unbiased estimate of J for both schemes. Classic MinHash
 // has variance J(1−J)/K. One-permutation hashing has slightly less for sets
 // much larger than K (about J(1−J)/K·(1 − (K−1)/(m−1)) for m elements,
-// Li, Owen & Zhang 2012) and more for sets of a few dozen elements or fewer:
-// 1.2 to 1.6 times J(1−J)/K at K = 128 for 5 to 50 elements, because two
-// elements that fall in the same bin hide one of them from every slot that
-// borrows that bin. The tests check both against the formulas.
+// Li, Owen & Zhang 2012), and about half of it for sets of a few dozen
+// elements or fewer (re-hashing spreads the slots evenly over the elements).
+// The tests check both against the formulas and a model of the allocation.
 //
 // # Slot width
 //
@@ -49,6 +62,6 @@
 //
 // Slot-wise minimum is the signature of the union only for raw minima. Finished
 // signatures merge (Params.Merge) only for KHash with 64-bit slots; Streaming
-// keeps raw minima (one-permutation bins before densification) and merges
+// keeps raw minima (one-permutation bins and densification keys) and merges
 // exactly for both schemes.
 package minhash

@@ -17,7 +17,7 @@ func Example() {
 	fmt.Printf("a~b %.2f\n", p.Similarity(a, b))
 	fmt.Printf("a~c %.2f\n", p.Similarity(a, c))
 	// Output:
-	// a~b 0.84
+	// a~b 0.83
 	// a~c 0.00
 }
 

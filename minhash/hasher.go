@@ -21,6 +21,18 @@ const mersenne61 = 1<<61 - 1
 // at a time: small enough to stay in L1, large enough to amortise the call.
 const chunk = 512
 
+// Densification by re-hashing (see doc.go, "Schemes"): a bin that no feature
+// reaches in round 0 takes the least key round<<roundShift | (v_r >> 17)
+// over the features and rounds r ≥ 1 that reach it. Rounds number at most
+// 2K − 1 < 2^17, so a key fits 64 bits.
+const roundShift = 47
+
+// keepFeatures is how many features per slot a Hasher keeps for
+// densification before it switches to densifying as features arrive
+// (Hasher.lazy): sets larger than 32·K leave a bin empty with probability
+// below K·e^-32.
+const keepFeatures = 32
+
 // Hasher computes signatures under one Params. It owns scratch state, so it
 // does not allocate per signature.
 //
@@ -34,6 +46,17 @@ type Hasher struct {
 	mins    []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
 	fill    []uint64 // densified copy of mins, packed from
 	empties []int32  // the empty bins, for densification
+	open    []int32  // bins still empty during densification
+
+	// OnePermutation densification: keys[i] is the least re-hashing key of
+	// bin i, meaningful while mins[i] is empty. Until the set passes
+	// keepFeatures·K features, feats holds them and keys are computed when
+	// the signature is taken; past that (lazy), every feature is re-hashed
+	// as it arrives through the rounds 1..rmax that can still fill a bin.
+	keys  []uint64
+	feats []uint64
+	lazy  bool
+	rmax  int
 
 	// OnePermutation: a feature f goes to bin binOf(f·mult) with value f·mult.
 	mult  uint64
@@ -108,11 +131,16 @@ func NewHasher(p Params) (*Hasher, error) {
 		return nil, err
 	}
 	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), empties: make([]int32, p.K), buf: make([]uint64, 0, chunk)}
+	if p.Scheme == OnePermutation {
+		h.feats = make([]uint64, 0, keepFeatures*p.K)
+	}
 	state := p.Seed
 	switch p.Scheme {
 	case OnePermutation:
 		h.mult = splitmix64(&state) | 1
 		h.dseed = splitmix64(&state)
+		h.keys = make([]uint64, p.K)
+		h.open = make([]int32, p.K)
 		if p.K&(p.K-1) == 0 {
 			h.shift = uint(64 - bits.TrailingZeros(uint(p.K)))
 			h.bins = fused.Bins{Mins: h.mins, Mult: h.mult, Shift: h.shift}
@@ -159,6 +187,8 @@ var allEmpty = func() (a [256]uint64) {
 // Reset starts a new, empty set.
 func (h *Hasher) Reset() {
 	h.pushed = 0
+	h.feats = h.feats[:0]
+	h.lazy, h.rmax = false, 0
 	for m := h.mins; len(m) > 0; {
 		m = m[copy(m, allEmpty[:]):]
 	}
@@ -175,6 +205,22 @@ func (h *Hasher) Push(features []uint64) {
 		h.pushKHash(features)
 		return
 	}
+	h.pushRound0(features)
+	switch {
+	case h.lazy:
+		if h.rmax > 0 {
+			h.pushRounds(features)
+		}
+	default:
+		h.feats = append(h.feats, features...)
+		if len(h.feats) > keepFeatures*len(h.mins) {
+			h.goLazy()
+		}
+	}
+}
+
+// pushRound0 bins features in round 0 of one-permutation hashing.
+func (h *Hasher) pushRound0(features []uint64) {
 	mins, m := h.mins, h.mult
 	if h.shift != 0 {
 		sh := h.shift
@@ -196,6 +242,121 @@ func (h *Hasher) Push(features []uint64) {
 			mins[i] = v
 		}
 	}
+}
+
+// roundMult is the multiplier of densification round r ≥ 1.
+func (h *Hasher) roundMult(r int) uint64 { return fmix64(h.dseed+uint64(r)) | 1 }
+
+// roundBin returns the bin feature f reaches in densification round r ≥ 1,
+// whose multiplier is m = roundMult(r), and its key there. Rounds below K
+// draw a bin from v = f·m; rounds K to 2K−1 walk the bins from f's round-0
+// bin, so that every bin is reached by round 2K−1.
+func (h *Hasher) roundBin(f, m uint64, r int) (bin, key uint64) {
+	v := f * m
+	k := uint64(len(h.mins))
+	if r < len(h.mins) {
+		bin, _ = bits.Mul64(v, k)
+	} else {
+		b0, _ := bits.Mul64(f*h.mult, k)
+		bin = (b0 + uint64(r)) % k
+	}
+	return bin, uint64(r)<<roundShift | v>>(64-roundShift)
+}
+
+// rehash computes the keys of the bins in empties (empty in round 0) from
+// the features of the whole set, round by round until none is left empty.
+// feats must not be empty.
+//
+// Bins filled in round 0 get key 0 and open bins all ones, so one comparison
+// per feature and round decides: a key of round r is above every key of an
+// earlier round and below all ones. The loop for K a power of two and r < K
+// is the hot one (short documents: two or three rounds over their features).
+func (h *Hasher) rehash(feats []uint64, empties []int32) {
+	keys := h.keys
+	for i, v := range h.mins {
+		keys[i] = empty * uint64(b2i(v == empty))
+	}
+	open := h.open[:copy(h.open, empties)]
+	k := len(h.mins)
+	for r := 1; len(open) > 0; r++ {
+		m := h.roundMult(r)
+		base := uint64(r) << roundShift
+		switch {
+		case r < k && h.shift != 0:
+			sh, mask := h.shift, uint64(k-1)
+			for _, f := range feats {
+				v := f * m
+				b := v >> sh & mask
+				if key := base | v>>(64-roundShift); key < keys[b] {
+					keys[b] = key
+				}
+			}
+		default:
+			for _, f := range feats {
+				if b, key := h.roundBin(f, m, r); key < keys[b] {
+					keys[b] = key
+				}
+			}
+		}
+		n := 0
+		for _, i := range open {
+			open[n] = i
+			n += b2i(keys[i] == empty)
+		}
+		open = open[:n]
+	}
+}
+
+// goLazy stops keeping features: it computes the keys of the bins empty so
+// far from the features kept, and from now on Push re-hashes each feature
+// through the rounds that can still fill a bin.
+func (h *Hasher) goLazy() {
+	h.lazy = true
+	if n := h.listEmpties(); n > 0 {
+		h.rehash(h.feats, h.empties[:n])
+	}
+	h.rmax = h.maxRound()
+	h.feats = h.feats[:0]
+}
+
+// pushRounds re-hashes features through rounds 1..rmax (lazy mode) and
+// lowers rmax to what the bins now need.
+func (h *Hasher) pushRounds(features []uint64) {
+	mins, keys := h.mins, h.keys
+	for r := 1; r <= h.rmax; r++ {
+		m := h.roundMult(r)
+		for _, f := range features {
+			if b, key := h.roundBin(f, m, r); mins[b] == empty && key < keys[b] {
+				keys[b] = key
+			}
+		}
+	}
+	h.rmax = h.maxRound()
+}
+
+// maxRound returns the last round that can still lower a key: the largest
+// round among the keys of bins empty in round 0 (2K−1 for a bin with none).
+func (h *Hasher) maxRound() int {
+	last := 2*len(h.mins) - 1
+	r := 0
+	for i, v := range h.mins {
+		if v == empty {
+			r = max(r, min(int(h.keys[i]>>roundShift), last))
+		}
+	}
+	return r
+}
+
+// listEmpties lists the bins empty in round 0 in h.empties and returns how
+// many there are, without a branch per bin: which bins are empty is random,
+// so a branch would mispredict.
+func (h *Hasher) listEmpties() int {
+	e, n := h.empties, 0
+	for i, v := range h.mins {
+		e[n] = int32(i)
+		n += b2i(v == empty)
+	}
+	return n
 }
 
 func (h *Hasher) pushKHash(features []uint64) {
@@ -243,23 +404,27 @@ func (h *Hasher) AppendSignature(dst Signature) Signature {
 	h.metrics.Signatures++
 	slots := h.mins
 	if h.p.Scheme == OnePermutation {
-		// List the empty bins without a branch per bin: which bins are
-		// empty is random, so a branch would mispredict.
-		e, n := h.empties, 0
-		for i, v := range h.mins {
-			e[n] = int32(i)
-			n += b2i(v == empty)
-		}
+		n := h.listEmpties()
 		h.metrics.Bins += int64(len(h.mins))
 		h.metrics.EmptyBins += int64(n)
-		if n > 0 && n < len(h.mins) {
-			copy(h.fill, h.mins)
-			densify(h.fill, h.mins, h.dseed, e[:n])
-			slots = h.fill
-		}
 		if n == len(h.mins) {
 			h.metrics.EmptySets++
+			return pack(dst, h.mins, h.p.Bits)
 		}
+		if n > 0 && !h.lazy {
+			h.rehash(h.feats, h.empties[:n])
+		}
+		// A slot is fmix64 of its bin's minimum (or key): the low bits of a
+		// product f·M depend only on the low bits of f, so they would make
+		// truncated slots of two fixed features agree far more or less often
+		// than 2^-Bits.
+		for i, v := range h.mins {
+			if v == empty {
+				v = h.keys[i]
+			}
+			h.fill[i] = fmix64(v)
+		}
+		slots = h.fill
 	} else if h.mins[0] == empty {
 		h.metrics.EmptySets++
 	}
@@ -279,38 +444,31 @@ func (h *Hasher) Sign(dst Signature, features []uint64) Signature {
 // the shingler bins each feature in the loop that hashes it (package
 // internal/fused); otherwise features reach the bins in small chunks that
 // stay in the cache. It does not allocate.
+//
+// Densification needs the features of a set that leaves a bin empty (fewer
+// than a few K features): the fused word loops keep them as they go while
+// the set is short, and short character texts take a path that keeps them;
+// otherwise (rare) the text is shingled again through Push.
 func (h *Hasher) SignText(dst Signature, sh *shingle.Shingler, text []byte) Signature {
 	h.Reset()
 	if h.bins.Mins != nil {
-		n := int64(fused.AddText(sh, text, &h.bins))
-		h.pushed += n
-		h.metrics.Features += n
+		h.bins.Feats = h.feats[:cap(h.feats)]
+		n := fused.AddText(sh, text, &h.bins)
+		switch {
+		case n == 0 || !slices.Contains(h.mins, empty):
+		case h.bins.Kept == n:
+			h.feats = h.feats[:n] // densified from the kept features
+		default: // rare: features not kept; shingle again
+			h.Reset()
+			h.buf = sh.Stream(text, h.buf, h.push)
+			return h.AppendSignature(dst)
+		}
+		h.pushed += int64(n)
+		h.metrics.Features += int64(n)
 	} else {
 		h.buf = sh.Stream(text, h.buf, h.push)
 	}
 	return h.AppendSignature(dst)
-}
-
-// densify fills the empty bins of fill by optimal densification
-// (Shrivastava, ICML 2017): empty bin i takes the value of the first non-empty
-// bin in its own fixed pseudo-random probe sequence j_1, j_2, … over all K
-// bins, j_t = binOf(fmix64(dseed + i·2^32 + t)). Because the sequence depends
-// only on i and the seed, two sets' bin i agree exactly when the first bin of
-// the sequence that is non-empty in their union has its minimum in their
-// intersection, so every slot agrees with probability exactly J.
-//
-// empties lists the empty bins, in order.
-func densify(fill, mins []uint64, dseed uint64, empties []int32) {
-	k := uint64(len(mins))
-	for _, i := range empties {
-		for t := uint64(1); ; t++ {
-			j, _ := bits.Mul64(fmix64(dseed+uint64(i)<<32+t), k)
-			if mins[j] != empty {
-				fill[i] = mins[j]
-				break
-			}
-		}
-	}
 }
 
 func fmix64(x uint64) uint64 {

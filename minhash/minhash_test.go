@@ -127,13 +127,15 @@ func TestEmptySet(t *testing.T) {
 			t.Errorf("%s: metrics %+v", h.Params(), m)
 		}
 	}
-	// One feature: every one-permutation slot holds it after densification.
+	// One feature: it owns every one-permutation slot after densification,
+	// so repeats change nothing and another single feature shares no slot.
 	h := MustNewHasher(Params{Bits: 64})
 	s := h.Sign(nil, []uint64{42})
-	for i := range s {
-		if s[i] != s[0] {
-			t.Fatalf("single feature: slot %d = %x, slot 0 = %x", i, s[i], s[0])
-		}
+	if s2 := h.Sign(nil, []uint64{42, 42, 42}); !slices.Equal(s, s2) {
+		t.Fatalf("single feature, repeated: signature changed")
+	}
+	if n := h.Params().Matches(s, h.Sign(nil, []uint64{43})); n != 0 {
+		t.Fatalf("single features 42 and 43 share %d slots; want 0", n)
 	}
 }
 

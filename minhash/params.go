@@ -13,7 +13,7 @@ import (
 
 // FormatVersion is the version of the signature definition and wire format.
 // It is part of Params.String and so of every params fingerprint.
-const FormatVersion = 1
+const FormatVersion = 2
 
 // Scheme is how the k slots of a signature are computed.
 type Scheme uint8
@@ -22,9 +22,10 @@ type Scheme uint8
 const (
 	// OnePermutation hashes each feature once, splits the hash range into k
 	// bins and keeps each bin's minimum (Li, Owen & Zhang, NIPS 2012); empty
-	// bins are filled by optimal densification (Shrivastava, ICML 2017), which
-	// keeps the estimator unbiased on short documents. The default: O(1) per
-	// feature instead of O(k).
+	// bins are filled by re-hashing the features in further rounds
+	// (Dahlgaard, Knudsen & Thorup, FOCS 2017), which keeps the estimator
+	// unbiased on short documents with no more variance than KHash. The
+	// default: O(1) per feature instead of O(k).
 	OnePermutation Scheme = iota + 1
 	// KHash is classic MinHash: k independent hash functions
 	// h_i(x) = (a_i·x + b_i) mod (2^61 − 1), each slot the minimum of one.
@@ -130,7 +131,7 @@ func (p Params) Validate() error {
 	return nil
 }
 
-// String returns the canonical form, e.g. "v1/oph/k=128/bits=32/seed=0".
+// String returns the canonical form, e.g. "v2/oph/k=128/bits=32/seed=0".
 func (p Params) String() string {
 	var b strings.Builder
 	b.WriteString("v")
@@ -261,8 +262,9 @@ func (p Params) Variance(j float64) float64 {
 // Merge sets dst to the signature of the union of the two sets, slot by slot
 // (the minimum), where that is valid: only for KHash with Bits = 64. For
 // truncated slots the minimum of the kept bits is not the kept bits of the
-// minimum, and a densified one-permutation slot may hold a value borrowed from
-// another bin; those return ErrMergeUnsupported. Merge raw states with
+// minimum, and a one-permutation slot holds fmix64 of its bin's value (and a
+// densified bin's value depends on which other bins are empty); those return
+// ErrMergeUnsupported. Merge raw states with
 // Streaming.Merge instead, which is valid for both schemes.
 func (p Params) Merge(dst, src Signature) error {
 	if p.Scheme != KHash || p.Bits != 64 {

@@ -133,6 +133,23 @@ func addGrams(seg []uint64, q0, n int, r, powN uint64, b *binState) uint64 {
 	}
 	mask := uint64(len(mins) - 1) // proves the bin index in range
 	old := seg[q0-n+1:]
+	if b.kept == b.n && b.kept+len(seg)-q0 <= len(b.feats) {
+		// The set is still short enough to keep its features for
+		// densification: the same loop, storing each feature.
+		feats := b.feats[b.kept : b.kept+len(seg)-q0]
+		for k, t := range seg[q0:] {
+			r = r*polyP + t
+			f := fmix64(r)
+			feats[k] = f
+			v := f * mult
+			i := v >> shift & mask
+			mins[i] = min(v, mins[i])
+			r -= old[k] * powN
+		}
+		b.kept += len(seg) - q0
+		b.n += len(seg) - q0
+		return r
+	}
 	for k, t := range seg[q0:] {
 		r = r*polyP + t
 		v := fmix64(r) * mult

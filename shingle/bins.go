@@ -19,6 +19,8 @@ type binState struct {
 	mult  uint64
 	shift uint
 	n     int
+	feats []uint64 // fused.Bins.Feats: features kept while they fit
+	kept  int      // how many are in feats
 }
 
 // add bins one feature; see fused.Add for the definition and why there is no
@@ -27,7 +29,18 @@ func (b *binState) add(f uint64) {
 	v := f * b.mult
 	i := v >> b.shift & uint64(len(b.mins)-1)
 	b.mins[i] = min(v, b.mins[i])
+	if b.kept == b.n && b.kept < len(b.feats) {
+		b.feats[b.kept] = f
+		b.kept++
+	}
 	b.n++
+}
+
+// keep stores fs in b.feats if every feature so far is kept and fs fits.
+func (b *binState) keep(fs []uint64) {
+	if b.kept == b.n && b.kept+len(fs) <= len(b.feats) {
+		b.kept += copy(b.feats[b.kept:], fs)
+	}
 }
 
 // addBins adds the features of text to the bins and returns how many there
@@ -41,11 +54,15 @@ func (s *Shingler) addBins(text []byte, fb *fused.Bins) int {
 	}
 	buf := s.norm[:n]
 	b := &s.bins
-	*b = binState{mins: fb.Mins, mult: fb.Mult, shift: fb.Shift}
+	*b = binState{mins: fb.Mins, mult: fb.Mult, shift: fb.Shift, feats: fb.Feats}
+	defer func() { fb.Kept = b.kept }()
 	switch {
 	case s.spec.Unit != Char:
 		s.units(nil, buf, b)
-	case ascii && !s.keyed && s.spec.N >= 4 && s.spec.N <= 8 && len(buf) > s.spec.N:
+	case ascii && !s.keyed && s.spec.N >= 4 && s.spec.N <= 8 && len(buf) > s.spec.N &&
+		len(buf)-s.spec.N+1 > len(b.feats)/4:
+		// Long enough that a bin is left empty rarely (below K·e^-8 for
+		// 8·K features): the vector kernel, keeping no features.
 		s.charBins(buf, b)
 	default:
 		s.sink = s.binSink
@@ -65,5 +82,6 @@ func (s *Shingler) addBins(text []byte, fb *fused.Bins) int {
 func (s *Shingler) addChunk(fs []uint64) {
 	b := &s.bins
 	fused.Add(b.mins, b.mult, b.shift, fs)
+	b.keep(fs)
 	b.n += len(fs)
 }

@@ -21,6 +21,15 @@ type Bins struct {
 	Mins  []uint64 // the bins' minima; all ones is empty
 	Mult  uint64   // the odd multiplier drawn from the seed
 	Shift uint     // 64 − log2 len(Mins)
+
+	// Feats, when not empty, receives the features themselves while they
+	// fit, so that a short set can be densified without shingling the text
+	// again; AddText sets Kept to how many it stored. Only the paths where
+	// it costs next to nothing keep them (a set of more than len(Feats)/4
+	// character n-grams is binned by the vector kernel and keeps none):
+	// Kept equals AddText's count exactly when every feature was kept.
+	Feats []uint64
+	Kept  int
 }
 
 // AddText adds the features of text under sh, a *shingle.Shingler, to b and
