@@ -93,9 +93,13 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	// is spooled to a file first. The report keeps the inputs as given ("-"),
 	// so the spooled names go into a slice of their own.
 	r.inputs = slices.Clone(r.inputs)
+	stdin := o.Corpus.Stdin
+	if stdin == nil {
+		stdin = os.Stdin
+	}
 	for i, in := range r.inputs {
 		if in == "-" {
-			path, cleanup, err := corpus.Spool(os.Stdin, tmp)
+			path, cleanup, err := corpus.Spool(stdin, tmp)
 			if err != nil {
 				return nil, err
 			}

@@ -50,7 +50,7 @@ input order; a summary to standard error. With --no-insert nothing is stored
 			if err != nil {
 				return err
 			}
-			copts, err := o.corpus.build()
+			copts, err := o.corpus.build(stdio)
 			if err != nil {
 				return err
 			}

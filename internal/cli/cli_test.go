@@ -73,13 +73,8 @@ func TestDedupStdinEqualsFile(t *testing.T) {
 	if code, _, stderr := runCLI(t, "", "dedup", "-q", "-o", a, sample); code != 0 {
 		t.Fatal(stderr)
 	}
-	// Standard input as the process's: Main reads os.Stdin for "-".
-	r, w, _ := os.Pipe()
-	go func() { w.Write(data); w.Close() }()
-	old := os.Stdin
-	os.Stdin = r
-	code, _, stderr := runCLI(t, "", "dedup", "-q", "-o", b, "-")
-	os.Stdin = old
+	// Standard input is the IO's: Main reads IO.In for "-".
+	code, _, stderr := runCLI(t, string(data), "dedup", "-q", "-o", b, "-")
 	if code != 0 {
 		t.Fatal(stderr)
 	}

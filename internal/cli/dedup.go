@@ -60,7 +60,7 @@ func (o *dedupOptions) build(io IO) (*dedup.Options, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := o.corpus.build()
+	c, err := o.corpus.build(io)
 	if err != nil {
 		return nil, err
 	}

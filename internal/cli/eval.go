@@ -99,7 +99,7 @@ past the machine's memory, compute the truth of a sample.`,
 			if err != nil {
 				return usageError{err}
 			}
-			copts, err := o.corpus.build()
+			copts, err := o.corpus.build(io)
 			if err != nil {
 				return err
 			}

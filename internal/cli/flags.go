@@ -59,8 +59,10 @@ func (f *corpusFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.maxRecord, "max-record-bytes", 64<<20, "longest record accepted, in bytes")
 }
 
-func (f *corpusFlags) build() (corpus.Options, error) {
-	var o corpus.Options
+// build returns the corpus options the flags give; the input "-" reads
+// stdio.In.
+func (f *corpusFlags) build(stdio IO) (corpus.Options, error) {
+	o := corpus.Options{Stdin: stdio.In}
 	if err := o.Format.Set(f.format); err != nil {
 		return o, usageError{err}
 	}

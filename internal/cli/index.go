@@ -173,7 +173,7 @@ first to drop them). Ids must be unique; texts without any shingle are skipped.`
 			if err != nil {
 				return err
 			}
-			copts, err := o.corpus.build()
+			copts, err := o.corpus.build(io)
 			if err != nil {
 				return err
 			}

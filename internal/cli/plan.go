@@ -126,7 +126,7 @@ func (o *planOptions) input(cmd *cobra.Command) (plan.Input, error) {
 		if err != nil {
 			return in, usageError{err}
 		}
-		copts, err := o.corpus.build()
+		copts, err := o.corpus.build(IO{}) // a sample is a file, never standard input
 		if err != nil {
 			return in, err
 		}

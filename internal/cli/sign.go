@@ -55,7 +55,7 @@ shingle spec and params fingerprints, so signatures made otherwise never mix.`,
 			if err != nil {
 				return err
 			}
-			c, err := o.corpus.build()
+			c, err := o.corpus.build(io)
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,6 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 			h := minhash.MustNewHasher(params)
 			var doc corpus.Document
 			var sig minhash.Signature
-			var idBuf []byte
 			return func(b *corpus.Batch) (signedBatch, error) {
 				if perr != nil {
 					return signedBatch{}, perr
@@ -145,8 +144,12 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 						return res, err
 					}
 					sig = h.SignText(sig[:0], sh, doc.Text)
-					// A non-nil id, even when empty: every record carries one.
-					id := append(idBuf[:0:0], doc.ID...)
+					// A non-nil id, even when empty: every record carries one
+					// (AppendBinary writes no id for a nil one).
+					id := doc.ID
+					if id == nil {
+						id = []byte{}
+					}
 					if len(id) >= minhash.MaxIDLen {
 						return res, fmt.Errorf("%s:%d: id of %d bytes, the limit is %d", rec.File, rec.Line, len(id), minhash.MaxIDLen-1)
 					}
