@@ -29,7 +29,8 @@ func TestGoldenSignatures(t *testing.T) {
 	for _, name := range []string{"prose", "code", "cjk", "web"} {
 		spec, _ := shingle.Preset(name)
 		sh := shingle.MustNew(spec)
-		for _, p := range []Params{{}, {Scheme: KHash}, {Bits: 64, Seed: 42}, {K: 64, Bits: 8}, {K: 64, Scheme: KHash, Bits: 1}} {
+		for _, p := range []Params{{}, {Scheme: KHash}, {Bits: 64, Seed: 42}, {K: 64, Bits: 16}, {K: 64, Bits: 8},
+			{K: 64, Bits: 4}, {K: 64, Bits: 2}, {Bits: 1}, {K: 100, Bits: 64}, {K: 64, Scheme: KHash, Bits: 1}} {
 			h := MustNewHasher(p)
 			for _, g := range goldentext.Texts {
 				sig := h.SignText(nil, sh, []byte(g.Text))

@@ -12,16 +12,16 @@ import (
 
 // Entry is one (fingerprint, id) pair stored in an Index.
 type Entry struct {
-	Fingerprint uint64
-	ID          uint64
+	Fingerprint uint64 // the document's SimHash fingerprint
+	ID          uint64 // the caller's document id; (Fingerprint, ID) pairs are unique in an Index
 }
 
 // Match is one entry found by a query, with its distance from the query
 // fingerprint.
 type Match struct {
-	ID          uint64
-	Fingerprint uint64
-	Distance    int
+	ID          uint64 // the stored document's id
+	Fingerprint uint64 // its fingerprint
+	Distance    int    // Hamming distance from the query's fingerprint, 0..MaxDistance
 }
 
 func cmpMatch(a, b Match) int {
