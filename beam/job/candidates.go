@@ -10,8 +10,8 @@ import (
 	"github.com/neardup/neardup/lsh"
 )
 
-// LargeBucket is a bucket over the cap: its size, key and first (lowest)
-// member, which every other member was linked to.
+// LargeBucket is a bucket: its size, key and first (lowest) member, which
+// every other member of a bucket over the cap was linked to.
 type LargeBucket struct {
 	Size  int
 	Key   uint64
@@ -21,7 +21,8 @@ type LargeBucket struct {
 // BucketStats sums lsh.CandidateMetrics over buckets.
 type BucketStats struct {
 	Entries, Buckets, Shared, Pairs, Capped, CappedMembers int64
-	Largest                                                []LargeBucket // by size descending, then key
+	Largest                                                []LargeBucket // over the cap; by size descending, then key
+	Top                                                    []LargeBucket // shared, capped or not; the same order
 }
 
 func (a BucketStats) merge(b BucketStats) BucketStats {
@@ -32,6 +33,7 @@ func (a BucketStats) merge(b BucketStats) BucketStats {
 	a.Capped += b.Capped
 	a.CappedMembers += b.CappedMembers
 	a.Largest = topLargest(append(slices.Clone(a.Largest), b.Largest...))
+	a.Top = topLargest(append(slices.Clone(a.Top), b.Top...))
 	return a
 }
 
@@ -175,8 +177,40 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	for _, lb := range m.Largest {
 		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: lb.Key, First: f.uniq[lb.First]})
 	}
+	st.Top = f.top()
 	f.stats = f.stats.merge(st)
 	return nil
+}
+
+// top returns the partition's lsh.DefaultLargest largest shared buckets,
+// capped or not, from its sorted entries, as neardup dedup lists them in
+// report.json (buckets.top): lsh.Grouper lists only the capped ones. As
+// there, an entry equal to its predecessor is not counted again.
+func (f *bucketFn) top() []LargeBucket {
+	const keyMask = ^uint64(1<<dedup.EntryDocBits - 1)
+	var top []LargeBucket
+	add := func(b LargeBucket) {
+		if b.Size < 2 {
+			return
+		}
+		top = append(top, b)
+		if len(top) >= 4*lsh.DefaultLargest {
+			top = topLargest(top)
+		}
+	}
+	var cur LargeBucket
+	for i, e := range f.entries {
+		switch {
+		case i > 0 && e == f.entries[i-1]:
+		case i > 0 && e&keyMask == cur.Key:
+			cur.Size++
+		default:
+			add(cur)
+			cur = LargeBucket{Size: 1, Key: e & keyMask, First: f.uniq[uint32(e)]}
+		}
+	}
+	add(cur)
+	return topLargest(top)
 }
 
 func (f *bucketFn) FinishBundle(_ func(uint64, uint64), stats func(BucketStats)) {

@@ -293,15 +293,21 @@ func fillReport(rep *dedup.Report, c *Config, st Stats) {
 	}
 	b := st.Buckets
 	rep.Buckets = dedup.BucketReport{Entries: b.Entries, Buckets: b.Buckets, SharedBuckets: b.Shared, PairsEmitted: b.Pairs,
-		CappedBuckets: b.Capped, CappedMembers: b.CappedMembers, Largest: []dedup.LargeBucket{}}
-	for _, lb := range b.Largest {
+		CappedBuckets: b.Capped, CappedMembers: b.CappedMembers, Largest: []dedup.LargeBucket{}, Top: []dedup.LargeBucket{}}
+	large := func(lb LargeBucket) dedup.LargeBucket {
 		var id []byte
 		for _, f := range st.FirstIDs {
 			if f.Ord == lb.First {
 				id = f.ID
 			}
 		}
-		rep.Buckets.Largest = append(rep.Buckets.Largest, dedup.LargeBucket{Size: lb.Size, First: string(id), Key: fmt.Sprintf("%016x", lb.Key)})
+		return dedup.LargeBucket{Size: lb.Size, First: string(id), Key: fmt.Sprintf("%016x", lb.Key)}
+	}
+	for _, lb := range b.Largest {
+		rep.Buckets.Largest = append(rep.Buckets.Largest, large(lb))
+	}
+	for _, lb := range b.Top {
+		rep.Buckets.Top = append(rep.Buckets.Top, large(lb))
 	}
 }
 
@@ -354,7 +360,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, histToStats, edges),
 		beam.Create(st, Stats{}))
 	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
-	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a capped bucket's first is the lower of its pairs
+	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs
 	total := beam.Combine(st, &statsFn{}, beam.Flatten(st, all, firstIDs))
 	files.WriteJSON(st, files.Join(work, "stats-candidates.json"), beam.ParDo(st, statsJSON, total))
 }

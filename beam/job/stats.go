@@ -23,7 +23,7 @@ type Stats struct {
 	Candidates   int64
 	VerifiedDocs int64
 	Hist         Hist
-	FirstIDs     []OrdID // ids of the capped buckets' first members
+	FirstIDs     []OrdID // ids of the listed buckets' first members
 	Clusters     ClusterStats
 	Kept         int64
 }
@@ -83,12 +83,15 @@ func edgeHist(e Edge) Hist {
 	return h
 }
 
-// firstIDsFn emits the ids of the first members of the capped buckets listed
-// in the side input.
+// firstIDsFn emits the ids of the first members of the buckets listed in the
+// side input (capped, and the largest shared).
 func firstIDsFn(o uint64, info DocInfo, st Stats, emit func(Stats)) {
-	for _, b := range st.Buckets.Largest {
-		if b.First == o {
-			emit(Stats{FirstIDs: []OrdID{{o, info.ID}}})
+	for _, list := range [...][]LargeBucket{st.Buckets.Largest, st.Buckets.Top} {
+		for _, b := range list {
+			if b.First == o {
+				emit(Stats{FirstIDs: []OrdID{{o, info.ID}}})
+				return
+			}
 		}
 	}
 }
