@@ -18,13 +18,20 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/neardup/neardup/beam/cc"
+	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/cluster"
 )
 
 func TestMain(m *testing.M) {
 	beamlog.LogLevel = "warn" // beam.Init sets up slog
 	beam.Init()
-	os.Exit(m.Run())
+	cleanup, err := tmpdir.Private("neardup-beam-test-") // Beam's leftovers go with it
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 func runPrism(ctx context.Context, p *beam.Pipeline) error {

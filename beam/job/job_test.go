@@ -20,6 +20,7 @@ import (
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
+	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/beam/job"
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
@@ -34,13 +35,13 @@ var fixtures string // a temporary directory shared by the tests
 func TestMain(m *testing.M) {
 	beamlog.LogLevel = "warn" // beam.Init sets up slog
 	beam.Init()
-	dir, err := os.MkdirTemp("", "neardup-beam-test-*")
+	cleanup, err := tmpdir.Private("neardup-beam-test-") // Beam's leftovers go with it
 	if err != nil {
 		panic(err)
 	}
-	fixtures = dir
+	fixtures = os.TempDir()
 	code := m.Run()
-	os.RemoveAll(dir)
+	cleanup()
 	os.Exit(code)
 }
 

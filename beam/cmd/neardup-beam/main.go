@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/beam/job"
 	"github.com/neardup/neardup/dedup"
 )
@@ -39,9 +40,17 @@ func main() {
 		beam.Init() // runs the worker harness and exits
 		return
 	}
+	// Beam leaves an empty file in the temporary directory for every
+	// pipeline it runs in loopback mode (see package tmpdir).
+	cleanup, err := tmpdir.Private("neardup-beam-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "neardup-beam:", err)
+		os.Exit(exitFailure)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	code := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
+	cleanup()
 	os.Exit(code)
 }
 

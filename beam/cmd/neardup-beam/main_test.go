@@ -16,13 +16,20 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
 
+	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/dedup"
 )
 
 func TestMain(m *testing.M) {
 	beamlog.LogLevel = "warn"
 	beam.Init()
-	os.Exit(m.Run())
+	cleanup, err := tmpdir.Private("neardup-beam-test-") // Beam's leftovers go with it
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 const sample = "../../../testdata/articles_1000.jsonl"

@@ -16,12 +16,19 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners/prism"
 
 	"github.com/neardup/neardup/beam/internal/files"
+	"github.com/neardup/neardup/beam/internal/tmpdir"
 )
 
 func TestMain(m *testing.M) {
 	beamlog.LogLevel = "warn"
 	beam.Init()
-	os.Exit(m.Run())
+	cleanup, err := tmpdir.Private("neardup-beam-test-") // Beam's leftovers go with it
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	cleanup()
+	os.Exit(code)
 }
 
 func toBlob(s string) []byte { return []byte(s) }
