@@ -6,6 +6,12 @@
 //
 //	go run ./internal/tools/gencorpus -size 1GB -o /tmp/big.jsonl
 //	go run ./internal/tools/gencorpus -docs 10000 -dup 0.3 -o corpus.jsonl
+//
+// With -goroot it writes instead the real corpus the dedup benchmarks use:
+// every .go file under GOROOT/src as {"id": path, "text": source}, in
+// lexical path order (the same bytes as dedup's GoSourceCorpus).
+//
+//	go run ./internal/tools/gencorpus -goroot -o /tmp/gosrc.jsonl
 package main
 
 import (
@@ -14,8 +20,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/neardup/neardup/dedup"
@@ -30,7 +39,15 @@ func main() {
 	maxEdit := flag.Float64("max-edit", 0.1, "largest fraction of words edited in a near duplicate")
 	sentences := flag.Int("sentences", 12, "mean sentences per document")
 	seed := flag.Uint64("seed", 1, "random seed")
+	goroot := flag.Bool("goroot", false, "write every .go file under GOROOT/src instead (the benchmarks' Go source corpus)")
 	flag.Parse()
+	if *goroot {
+		if err := writeGoroot(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "gencorpus:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*src, *out, *docs, *size, *dup, *maxEdit, *sentences, *seed); err != nil {
 		fmt.Fprintln(os.Stderr, "gencorpus:", err)
 		os.Exit(1)
@@ -142,4 +159,39 @@ func mutate(r *rand.Rand, text string, rate float64) string {
 		}
 	}
 	return strings.Join(out, " ")
+}
+
+// writeGoroot writes every .go file under GOROOT/src as a JSONL document.
+func writeGoroot(out string) error {
+	var w io.Writer = os.Stdout
+	if out != "-" {
+		f, err := os.Create(out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	root := filepath.Join(runtime.GOROOT(), "src")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		return enc.Encode(struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}{filepath.ToSlash(rel), string(data)})
+	})
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
 }
