@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -191,11 +192,94 @@ func TestSample(t *testing.T) {
 // TestCorpus10k: a realistic generated corpus of 10,000 documents.
 func TestCorpus10k(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10,000 documents: about a minute")
+		t.Skip("10,000 documents: about 2 s, 200 MB")
 	}
 	path := gencorpus(t, "corpus10k.jsonl", "-docs", "10000", "-seed", "1")
 	want, got, wr, gr := run(t, []string{path}, &dedup.Options{}, job.Options{SingleFile: true, Partitions: 16})
 	compare(t, want, got, wr, gr)
+}
+
+// TestGoSource10k: real text, the Go distribution's own sources — every .go
+// file under GOROOT/src and GOROOT/test (about 11,000 files, 110 MB: code,
+// generated tables, test programs, many near copies among the compiler's
+// fixedbugs tests) — in four input files, with the code shingle spec and
+// sharded outputs. It skips when the sources are not installed, except under
+// CI (set), where it must run. Short files share little but the licence
+// header (buckets of up to 500 files), so there are about 21 candidates a
+// document, and each candidate pair carries a document's signature and text
+// to verification: Prism, which holds every collection in memory, peaks at
+// about 3.5 GB.
+func TestGoSource10k(t *testing.T) {
+	if testing.Short() {
+		t.Skip("11,000 Go source files: about 20 s, 3.5 GB")
+	}
+	inputs := goSource(t, "gosource", 3000)
+	want, got, wr, gr := run(t, inputs, &dedup.Options{Spec: mustSpec(t, "code")},
+		job.Options{ShardLines: 2000, Partitions: 8})
+	compare(t, want, got, wr, gr)
+	if c := wr.Counts; c.Documents < 10_000 || c.Clusters < 100 {
+		t.Errorf("got %d documents and %d clusters; want at least 10,000 and 100", c.Documents, c.Clusters)
+	}
+}
+
+// goSource writes every .go file under GOROOT/src and GOROOT/test, in
+// lexical path order, as JSONL documents {"id": path from GOROOT, "text":
+// source}, perDoc documents a file, and returns the files in order. Without
+// the sources it skips the test, or fails it when CI is set.
+func goSource(t *testing.T, name string, perFile int) []string {
+	t.Helper()
+	unavailable := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI: "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		unavailable("go env GOROOT: %v", err)
+	}
+	root := strings.TrimSpace(string(out))
+	var paths []string
+	for _, dir := range []string{"src", "test"} {
+		err := filepath.WalkDir(filepath.Join(root, dir), func(p string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, ".go") {
+				paths = append(paths, p)
+			}
+			return err
+		})
+		if err != nil {
+			unavailable("GOROOT sources unavailable: %v", err)
+		}
+	}
+	if len(paths) < 10_000 {
+		unavailable("only %d .go files under %s/src and %s/test; want 10,000", len(paths), root, root)
+	}
+	slices.Sort(paths)
+	dir := filepath.Join(fixtures, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var inputs []string
+	for i := 0; i < len(paths); i += perFile {
+		file := filepath.Join(dir, fmt.Sprintf("part-%02d.jsonl", i/perFile))
+		var lines [][]byte
+		for _, p := range paths[i:min(i+perFile, len(paths))] {
+			text, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rel, _ := filepath.Rel(root, p)
+			b, err := json.Marshal(map[string]string{"id": filepath.ToSlash(rel), "text": string(text)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines = append(lines, b)
+		}
+		writeLines(t, file, lines)
+		inputs = append(inputs, file)
+	}
+	return inputs
 }
 
 var mixedOnce sync.Once
