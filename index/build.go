@@ -70,8 +70,9 @@ type BuildStats struct {
 	// Documents is the number of documents stored.
 	Documents int64
 	// Postings is the number written; DroppedPostings those dropped at full
-	// buckets.
-	Postings, DroppedPostings int64
+	// buckets. PackedGroups is the number of values they were packed into
+	// (see "Layout" in the package doc).
+	Postings, DroppedPostings, PackedGroups int64
 	// Tables is the number of sstables ingested, SpilledBytes the bytes of
 	// sorted runs written on the way.
 	Tables       int
@@ -143,6 +144,10 @@ func (d *DB) NewBuilder(opts *BuildOptions) (*Builder, error) {
 		return nil, err
 	}
 	d.building = true
+	// An empty index holds no packed postings (a delete removes emptied
+	// values), whatever an earlier build marked: readers skip them until
+	// this build's are ingested, under its own group bits.
+	d.packedBits.Store(0)
 	b := &Builder{d: d, opts: o, tmp: tmp, ownTemp: ownTemp, next: uint32(d.next.Load()), started: time.Now()}
 	b.post = extsort.New(tmp, "postings", int(o.Memory/2/16)) // values plus sorting scratch
 	b.ids = idSorter{dir: tmp, limit: int(o.Memory / 2)}
@@ -253,7 +258,14 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	st.SpilledBytes = b.ids.spilled + b.post.SpilledBytes()
 
 	// Postings, sorted by bucket then document: buckets past the cap drop
-	// their later documents, as Insert in document order would.
+	// their later documents, as Insert in document order would. They are
+	// packed, a value per group of buckets (packed.go).
+	g := packedGroupBits(b.post.Len())
+	shift := uint(32 - g)
+	mask := uint32(1)<<shift - 1
+	if d.packed == nil {
+		d.packed = newBucketFilter(d.filterBytes) // no reader uses it before packedBits is set
+	}
 	it, err := b.post.Iter(true)
 	if err != nil {
 		return st, err
@@ -261,6 +273,28 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	defer it.Close()
 	if w, err = b.newTable("postings"); err != nil {
 		return st, err
+	}
+	var group []posting
+	var curGroup uint32
+	flush := func() error {
+		if len(group) == 0 {
+			return nil
+		}
+		b.kbuf = appendGroupKey(b.kbuf[:0], curGroup)
+		b.vbuf = appendPacked(b.vbuf[:0], group)
+		if err := w.set(b.kbuf, b.vbuf); err != nil {
+			return err
+		}
+		st.PackedGroups++
+		group = group[:0]
+		if w.full() {
+			if err := w.close(); err != nil {
+				return err
+			}
+			w, err = b.newTable("postings")
+			return err
+		}
+		return nil
 	}
 	capacity := d.cfg.BucketCap
 	var last uint32
@@ -279,20 +313,15 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			}
 			continue
 		}
-		b.kbuf = appendPostingKey(b.kbuf[:0], bk, num)
-		if err := w.set(b.kbuf, nil); err != nil {
-			return st, err
+		if bk>>shift != curGroup || len(group) == 0 {
+			if err := flush(); err != nil {
+				return st, err
+			}
+			curGroup = bk >> shift
 		}
-		d.filter.set(bk)
+		group = append(group, posting{bk & mask, num})
+		d.packed.set(bk)
 		st.Postings++
-		if w.full() {
-			if err := w.close(); err != nil {
-				return st, err
-			}
-			if w, err = b.newTable("postings"); err != nil {
-				return st, err
-			}
-		}
 		if st.Postings%(1<<20) == 0 {
 			if err := ctx.Err(); err != nil {
 				return st, err
@@ -302,7 +331,25 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	if err := it.Err(); err != nil {
 		return st, err
 	}
+	if err := flush(); err != nil {
+		return st, err
+	}
 	if err := w.close(); err != nil {
+		return st, err
+	}
+	// The meta record says the index holds packed postings before they are
+	// ingested: a crash in between leaves an empty index so marked, which is
+	// harmless (and the next build marks it again).
+	stored, closer, err := d.db.Get(metaKey)
+	if err != nil {
+		return st, err
+	}
+	meta, err := withPackedBits(stored, g)
+	closer.Close()
+	if err != nil {
+		return st, err
+	}
+	if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
 		return st, err
 	}
 
@@ -320,6 +367,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			return st, fmt.Errorf("index: ingest: %w", err)
 		}
 	}
+	d.packedBits.Store(int32(g))
 	st.Tables = len(paths)
 	if err := b.recordDrops(drops); err != nil {
 		return st, err

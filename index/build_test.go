@@ -1,11 +1,16 @@
 package index
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/neardup/neardup/internal/extsort"
 )
@@ -150,4 +155,280 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("NewBuilder of a non-empty index: %v; want ErrNotEmpty", err)
 	}
 	mustCheck(t, x)
+}
+
+// TestBuildPacked checks that a built index (packed postings) and one made
+// by inserts (postings of their own) stay equivalent through inserts into
+// full buckets, concurrent deletes of documents whose postings share packed
+// values, more inserts, and a reopen; Check agrees throughout. With the
+// default bucket filters, none, and ones so small that every bit is set.
+func TestBuildPacked(t *testing.T) {
+	for _, filter := range []int{0, -1, 8} {
+		t.Run(fmt.Sprintf("filter=%d", filter), func(t *testing.T) { testBuildPacked(t, filter) })
+	}
+}
+
+func testBuildPacked(t *testing.T, filterBytes int) {
+	dir := filepath.Join(t.TempDir(), "built")
+	opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketCap: 5, FilterBytes: filterBytes}
+	built, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { built.Close() }()
+	ref := openTemp(t, &Options{BucketCap: 5})
+	docs := buildDocs(t, ref.Config(), 700)
+	initial, later, last := docs[:400], docs[400:500], docs[500:]
+	b, err := built.NewBuilder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range initial {
+		if err := ref.Insert(ctx, []Doc{d}); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := b.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := packedGroupBits(int64(400 * built.Config().Bands.Bands))
+	if st.PackedGroups == 0 || st.PackedGroups > 1<<g || built.packedBits.Load() != int32(g) {
+		t.Fatalf("stats %+v, group bits %d; want values in at most 2^%d groups", st, built.packedBits.Load(), g)
+	}
+	compare := func(stage string) {
+		t.Helper()
+		mustCheck(t, built)
+		for _, d := range docs {
+			want, _ := ref.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
+			got, err := built.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got, want, func(a, b Match) bool { return a.ID == b.ID && a.Similarity == b.Similarity }) {
+				t.Fatalf("%s: query %s: built %+v; inserted %+v", stage, d.ID, got, want)
+			}
+		}
+		if got, want := built.Metrics().DroppedPostings, ref.Metrics().DroppedPostings; got != want {
+			t.Fatalf("%s: %d postings dropped at full buckets; by inserts %d", stage, got, want)
+		}
+	}
+	compare("built")
+
+	insert := func(ds []Doc) {
+		t.Helper()
+		for _, d := range ds {
+			for _, x := range []*DB{ref, built} {
+				if err := x.Insert(ctx, []Doc{d}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	insert(later)
+	compare("inserts after the build")
+
+	// Deletes of every other built document, concurrently: they share
+	// packed values, which each rewrites.
+	var wg sync.WaitGroup
+	errs := make(chan error, len(initial))
+	for i := 0; i < len(initial); i += 2 {
+		if err := ref.Delete(ctx, initial[i].ID); err != nil {
+			t.Fatal(err)
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- built.Delete(ctx, initial[i].ID)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	compare("deletes")
+	insert(last)
+	compare("inserts after the deletes")
+
+	// Reopen: the filters are filled from the packed values.
+	if err := built.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if built, err = Open(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	built.m.droppedPost.Store(ref.Metrics().DroppedPostings) // counted since open
+	compare("reopened")
+
+	// Deleting every document leaves no packed value, and the index can be
+	// built again (under other group bits).
+	for _, d := range docs[1:] {
+		if _, err := built.Get(ctx, d.ID); err == nil {
+			if err := built.Delete(ctx, d.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := built.Delete(ctx, docs[0].ID); err != nil && !errors.Is(err, ErrNotFound) {
+		t.Fatal(err)
+	}
+	it, err := built.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if it.First() {
+		t.Errorf("a packed value %x is left after every document was deleted", it.Key())
+	}
+	it.Close()
+	if b, err = built.NewBuilder(nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs[:50] {
+		if err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := built.packedBits.Load(); got != int32(packedGroupBits(int64(50*built.Config().Bands.Bands))) {
+		t.Errorf("group bits after a rebuild %d", got)
+	}
+	mustCheck(t, built)
+	ms, err := built.Query(ctx, docs[7].Sig, nil)
+	if err != nil || len(ms) == 0 {
+		t.Errorf("query after a rebuild: %v, %v", ms, err)
+	}
+}
+
+// TestCheckPacked damages packed values and checks that Check reports each
+// kind of damage.
+func TestCheckPacked(t *testing.T) {
+	x := openTemp(t, nil)
+	docs := buildDocs(t, x.Config(), 100)
+	b, err := x.NewBuilder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range docs {
+		if err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	mustCheck(t, x)
+	g := uint(x.packedBits.Load())
+	it, err := x.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	it.First()
+	key := slices.Clone(it.Key())
+	ps, err := decodePacked(it.Value(), 32-g)
+	it.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		value []byte
+		want  string
+	}{
+		{"a posting removed", appendPacked(nil, ps[1:]), "lacks its posting"},
+		{"a stray posting", appendPacked(nil, append(slices.Clone(ps), posting{ps[len(ps)-1].low + 1, ps[0].doc})), "whose signature has no such key"},
+		{"a posting of no document", appendPacked(nil, append(slices.Clone(ps), posting{ps[len(ps)-1].low + 1, 99999})), "which has no record"},
+		{"undecodable", []byte{0, 40, 1, 0}, "packed postings of group"},
+	} {
+		if err := x.db.Set(key, tc.value, pebble.NoSync); err != nil {
+			t.Fatal(err)
+		}
+		r, err := x.Check(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.OK() || !strings.Contains(r.String(), tc.want) {
+			t.Errorf("%s: Check found %s; want a problem saying %q", tc.name, r, tc.want)
+		}
+	}
+}
+
+// TestLayoutVersions: a new index is layout version 1 (no packed postings,
+// so older builds read it), a built one version 2; a later version, or
+// packed postings claimed by version 1, do not open.
+func TestLayoutVersions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "index")
+	open := func() (*DB, error) { return Open(dir, &Options{CacheSize: 8 << 20, NoSync: true}) }
+	meta := func(x *DB) metaRecord {
+		t.Helper()
+		v, closer, err := x.db.Get(metaKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closer.Close()
+		var m metaRecord
+		if err := json.Unmarshal(v, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	setMeta := func(x *DB, m metaRecord) {
+		t.Helper()
+		v, _ := json.Marshal(m)
+		if err := x.db.Set(metaKey, v, pebble.Sync); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x, err := open()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := meta(x); m.Format != 1 || m.PackedGroupBits != 0 {
+		t.Errorf("a new index has layout version %d, packed group bits %d; want 1, 0", m.Format, m.PackedGroupBits)
+	}
+	b, _ := x.NewBuilder(nil)
+	b.Add(docOf(t, x.Config(), "a", "one two three four five six seven"))
+	if _, err := b.Finish(ctx); err != nil {
+		t.Fatal(err)
+	}
+	m := meta(x)
+	if m.Format != 2 || m.PackedGroupBits != 1 {
+		t.Errorf("a built index has layout version %d, packed group bits %d; want 2, 1", m.Format, m.PackedGroupBits)
+	}
+	for _, tc := range []struct {
+		format, bits int
+	}{{3, 1}, {1, 1}, {2, 25}} {
+		bad := m
+		bad.Format, bad.PackedGroupBits = tc.format, tc.bits
+		setMeta(x, bad)
+		x.Close()
+		if _, err := open(); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("layout version %d with group bits %d opened: %v; want ErrCorrupt", tc.format, tc.bits, err)
+		}
+		if x, err = Open(dir, &Options{CacheSize: 8 << 20, NoSync: true}); err == nil {
+			t.Fatal("reopened")
+		}
+		// Put the good record back through Pebble directly.
+		pdb, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := json.Marshal(m)
+		pdb.Set(metaKey, v, pebble.Sync)
+		pdb.Close()
+		if x, err = open(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := x.Get(ctx, "a"); err != nil {
+		t.Error(err)
+	}
+	x.Close()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -11,10 +12,11 @@ import (
 
 // Check verifies, on one snapshot, that ids, signatures and postings agree:
 // each id maps to a record carrying that id; each record's id maps back to it
-// and each of its bucket keys holds a posting for it, unless that bucket is
-// full; each posting names a stored document one of whose bucket keys it is
-// under. It reads the whole index (and computes every document's keys once
-// per stray posting), so it is for tests, tools and after a crash, not for serving.
+// and each of its bucket keys holds a posting for it (of its own or packed,
+// not both), unless that bucket is full; each posting names a stored document
+// one of whose bucket keys it is under; packed values decode. It reads the
+// whole index (and computes every document's keys once per stray posting),
+// so it is for tests, tools and after a crash, not for serving.
 func (d *DB) Check(ctx context.Context) (CheckReport, error) {
 	done, err := d.enter(ctx, false)
 	if err != nil {
@@ -104,8 +106,16 @@ func (d *DB) Check(ctx context.Context) (CheckReport, error) {
 		d.docKeys(s, rr.sig)
 		for i, bk := range s.keys {
 			k := appendPostingKey(nil, bk, num)
-			present := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
+			single := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
+			packed, err := d.hasPacked(probe, s, bk, num)
+			if err != nil && !errors.Is(err, ErrCorrupt) {
+				it.Close()
+				return r, err
+			}
+			present := single || packed
 			switch dropped := rr.droppedAt(i); {
+			case single && packed:
+				r.problem("document %d (%q) has two postings in bucket %08x, one packed", num, rid, bk)
 			case dropped && present:
 				r.problem("document %d (%q) has a posting in bucket %08x that its record says was dropped", num, rid, bk)
 			case dropped:
@@ -127,18 +137,46 @@ func (d *DB) Check(ctx context.Context) (CheckReport, error) {
 	// Postings → records. Every posting a record expects was found above,
 	// once each; if there are no more postings than that, there is no
 	// stray one. Otherwise find the strays.
+	g := uint(d.packedBits.Load())
+	packed, err := d.eachPacked(ctx, snap, g, &r, nil)
+	if err != nil {
+		return r, err
+	}
 	it, err = snap.NewIter(iterOpts(prefixPosting))
 	if err != nil {
 		return r, err
 	}
 	defer it.Close()
+	var singles int64
 	for ok := it.First(); ok; ok = it.Next() {
-		r.Postings++
+		singles++
 	}
+	r.Postings = packed + singles
 	if r.Postings == expected {
 		return r, it.Error()
 	}
-	r.Postings = 0
+	if packed > 0 {
+		_, err := d.eachPacked(ctx, snap, g, nil, func(bk, num uint32) error {
+			rec, err := d.readRecord(probe, s, num)
+			if err != nil || rec == nil {
+				if err == nil {
+					r.problem("packed posting in bucket %08x names document %d, which has no record", bk, num)
+				}
+				return err
+			}
+			if rr, err := decodeRecord(nil, p, rec); err == nil { // else reported above
+				d.docKeys(s, rr.sig)
+				if !slices.Contains(s.keys, bk) {
+					r.problem("packed posting in bucket %08x names document %d, whose signature has no such key", bk, num)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return r, err
+		}
+	}
+	r.Postings = packed
 	for ok := it.First(); ok; ok = it.Next() {
 		if r.Postings%4096 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -169,4 +207,56 @@ func (d *DB) Check(ctx context.Context) (CheckReport, error) {
 		}
 	}
 	return r, it.Error()
+}
+
+// eachPacked calls fn (if not nil) with every packed posting and returns
+// their number; if r is not nil, it reports the values that do not decode
+// (and any value at all if g, the group bits, is 0: no packed postings).
+func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *CheckReport, fn func(bk, num uint32) error) (int64, error) {
+	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
+	if err != nil {
+		return 0, err
+	}
+	defer it.Close()
+	problem := func(format string, args ...any) {
+		if r != nil {
+			r.problem(format, args...)
+		}
+	}
+	var n int64
+	var pi packedIter
+	for ok := it.First(); ok; ok = it.Next() {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		group, okKey := parseGroupKey(it.Key())
+		if !okKey || g == 0 {
+			problem("packed postings under key %x (group bits %d)", it.Key(), g)
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return n, err
+		}
+		if err = pi.init(v, 32-g); err != nil {
+			problem("packed postings of group %x: %v", group, err)
+			continue
+		}
+		for {
+			low, num, ok, err := pi.next()
+			if err != nil {
+				problem("packed postings of group %x: %v", group, err)
+			}
+			if !ok {
+				break
+			}
+			n++
+			if fn != nil {
+				if err := fn(group<<(32-g)|low, num); err != nil {
+					return n, err
+				}
+			}
+		}
+	}
+	return n, it.Error()
 }

@@ -10,9 +10,13 @@ import (
 	"github.com/neardup/neardup/shingle"
 )
 
-// FormatVersion is the version of the stored layout (keys and values), part
-// of the meta record. An index of another version does not open.
-const FormatVersion = 1
+// FormatVersion is the latest version of the stored layout (keys and
+// values), part of the meta record. Version 2 added packed postings: an index
+// is marked version 2 when a bulk build writes them, and stays version 1
+// otherwise (a Redis index always), so that older builds, which read only
+// version 1, still open it. An index of a later version does not open
+// (ErrCorrupt).
+const FormatVersion = 2
 
 // Config is what defines an index: the shingle spec and minhash params of its
 // signatures, the LSH banding of its postings, the default query threshold and
@@ -52,13 +56,18 @@ type metaRecord struct {
 	BucketCap         int     `json:"bucket_cap"`
 	BucketKeyBytes    int     `json:"bucket_key_bytes"`
 	DocNumBytes       int     `json:"doc_number_bytes"`
+	// PackedGroupBits is the number of high bucket-key bits that name a
+	// group of packed postings; 0 if there are none (version 2).
+	PackedGroupBits int `json:"packed_group_bits"`
 }
 
 func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
 
+// encodeMeta returns the meta record of a new index: layout version 1, no
+// packed postings (withPackedBits marks a bulk-built one).
 func encodeMeta(c Config) []byte {
 	m := metaRecord{
-		Format: FormatVersion, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),
+		Format: 1, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),
 		Params: c.Params.String(), ParamsFingerprint: fp(c.Params.Fingerprint()),
 		Scheme: c.Params.Scheme.String(), K: c.Params.K, Bits: c.Params.Bits, Seed: c.Params.Seed,
 		Bands: c.Bands.Bands, Rows: c.Bands.Rows, Probe: c.Bands.Probe,
@@ -75,8 +84,11 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
-	if m.Format != FormatVersion {
-		return c, m, fmt.Errorf("%w: layout version %d, this build reads %d", ErrCorrupt, m.Format, FormatVersion)
+	if m.Format != FormatVersion && m.Format != 1 {
+		return c, m, fmt.Errorf("%w: layout version %d, this build reads 1 and %d", ErrCorrupt, m.Format, FormatVersion)
+	}
+	if m.PackedGroupBits < 0 || m.PackedGroupBits > maxPackedGroupBits || m.Format == 1 && m.PackedGroupBits != 0 {
+		return c, m, fmt.Errorf("%w: layout version %d with packed group bits %d", ErrCorrupt, m.Format, m.PackedGroupBits)
 	}
 	if m.BucketKeyBytes != bucketKeyBytes || m.DocNumBytes != docNumBytes {
 		return c, m, fmt.Errorf("%w: key widths %d/%d, this build uses %d/%d", ErrCorrupt, m.BucketKeyBytes, m.DocNumBytes, bucketKeyBytes, docNumBytes)
@@ -100,6 +112,17 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 		}
 	}
 	return c, m, nil
+}
+
+// withPackedBits returns the stored meta record marked as holding packed
+// postings of g group bits, at the current layout version.
+func withPackedBits(stored []byte, g int) ([]byte, error) {
+	var m metaRecord
+	if err := json.Unmarshal(stored, &m); err != nil {
+		return nil, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	m.Format, m.PackedGroupBits = FormatVersion, g
+	return json.Marshal(m)
 }
 
 // resolveConfig turns Options into the Config of a new index (stored == nil)

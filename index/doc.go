@@ -17,35 +17,51 @@
 //
 //	m                        meta record: JSON with the layout version, the
 //	                         shingle spec and minhash params with their
-//	                         fingerprints, the banding, the default threshold
-//	                         and the bucket cap
+//	                         fingerprints, the banding, the default threshold,
+//	                         the bucket cap and the packed group bits G
 //	i <id>                   → document number (4 bytes)
 //	s <docnum:4>             → record: the signature's slots as packed on the
 //	                           wire (Params.Bytes() bytes), uvarint id length,
 //	                           id, uvarint count and positions of postings
 //	                           dropped at full buckets, then the metadata
-//	p <bucket:4> <docnum:4>  → empty: a posting
+//	p <bucket:4> <docnum:4>  → empty: a posting of its own (written online)
+//	q <group:4>              → packed postings (written by a bulk build): those
+//	                           of every bucket key whose high G bits are group
 //
 // A document number is given to each stored document (ascending; numbers of
 // deleted documents are not reused while the index is open, so an index takes
 // 2^32 − 1 inserts in all). A bucket key is the high 32 bits of a 64-bit band
-// key from lsh.Params.AppendKeys; the documents of a bucket are the keys with
-// its 5-byte prefix, one prefix scan. Two different band keys share 32 bits
-// with probability 2^-32 per pair of keys: at 16 million postings a query's
-// bucket meets a foreign posting 0.4% of the time, and verification drops it.
+// key from lsh.Params.AppendKeys. Two different band keys share 32 bits with
+// probability 2^-32 per pair of keys: at 16 million postings a query's bucket
+// meets a foreign posting 0.4% of the time, and verification drops it.
+//
+// A posting is stored in one of two ways. Insert and CheckAndInsert write
+// each as a key of its own, so that a write touches only its own keys and
+// the documents of a bucket are one prefix scan. A bulk build packs its
+// postings: one value per group of bucket keys sharing their high G bits,
+// G chosen from the number of postings so that a group holds about 32
+// (G = 19 for 16 million); the value lists the group's postings sorted by
+// bucket key, the gaps between keys Rice-coded and the document numbers in
+// fixed width (packed.go has the format), 4 bytes a posting on disk instead
+// of 7.6. A bucket's documents are then its packed postings (one seek and a
+// short decode) and its postings of their own. Packed values change only
+// when a delete drops a posting from them; deletes that rewrite them hold a
+// mutex for it besides their stripes (a group spans many stripes).
 //
 // The meta record is written when the index is made and checked at every
 // open: an index made under another spec, params or banding does not open
 // (ErrSpecMismatch, ErrParamsMismatch, ErrBandsMismatch). A keyed spec's key
-// is never stored, only its fingerprint.
+// is never stored, only its fingerprint. The layout version is 1 until a bulk
+// build writes packed postings, then 2 (FormatVersion): builds before packed
+// postings refuse a version-2 index with ErrCorrupt ("layout version 2, this
+// build reads 1") and still open every other one.
 //
 // On disk (1M synthetic documents of 100 to 200 words, 8-character ids, the
-// default 16 bands, zstd at the bottom level) a document takes 564 bytes with
-// k = 128 32-bit slots: its record 436 (the 512 signature bytes compress,
-// because one-permutation densification copies slots, and zstd finds the
-// copies), its id 7, its 16 postings 121 (7.6 bytes each). With 8-bit slots
-// it takes 273 bytes (record 145); with 13 bands (recall 0.95) 251. See
-// BENCHMARKS.md.
+// default 16 bands, zstd at the bottom level, bulk-built) a document takes
+// 217 bytes with k = 128 8-bit slots: its record 145, its id 7, its 16 packed
+// postings 65 (4.0 bytes each). With 32-bit slots it takes 612 (record 540:
+// the 512 signature bytes are random and do not compress). Online inserts
+// add 7.6 bytes a posting. See BENCHMARKS.md.
 //
 // # Queries
 //
@@ -56,9 +72,10 @@
 // query, so it reads one consistent view.
 //
 // A bucket filter (Options.FilterBytes, 32 MiB by default) remembers which
-// bucket-key ranges have ever held a posting, so that the buckets of a new
-// document, nearly all empty, cost no seek. It is filled by scanning the
-// postings at open and never shrinks while open.
+// bucket-key ranges have ever held a posting of their own, and on a
+// bulk-built index a second one those holding packed postings, so that the
+// buckets of a new document, nearly all empty, cost no seek. They are filled
+// by scanning the postings at open and never shrink while open.
 //
 // # Check-and-insert
 //
@@ -121,16 +138,19 @@
 // [DB.NewBuilder] and [DB.BuildFromCorpus] fill an empty index without the
 // write-ahead log: records stream into sstables in document order; postings
 // are radix-sorted (spilling sorted runs to disk past BuildOptions.Memory)
-// and ids sorted; the tables, which do not overlap, are ingested at once into
-// the bottom level. The result answers every query as inserting the same
-// documents in the same order would.
+// and packed, and ids sorted; the meta record is marked version 2 with the
+// group bits, then the tables, which do not overlap, are ingested at once
+// into the bottom level. The result answers every query as inserting the
+// same documents in the same order would, and takes inserts and deletes as
+// any index does.
 //
 // # Memory
 //
 // A DB's memory is bounded by its options, not by the index size: the block
 // cache (Options.CacheSize, 256 MiB by default), two memtables
-// (Options.MemTableSize, 32 MiB), the bucket filter (32 MiB) and the lock
-// stripes (0.5 MiB). A bulk build adds BuildOptions.Memory.
+// (Options.MemTableSize, 32 MiB), the bucket filter (32 MiB; another 32 MiB
+// on a bulk-built index) and the lock stripes (0.5 MiB). A bulk build adds
+// BuildOptions.Memory.
 //
 // # Redis
 //

@@ -12,6 +12,7 @@ const (
 	prefixMeta    = 'm'
 	prefixID      = 'i'
 	prefixPosting = 'p'
+	prefixPacked  = 'q'
 	prefixSig     = 's'
 
 	// bucketKeyBytes is the width of a bucket key in a posting: the high 32
@@ -44,6 +45,19 @@ func appendBucketPrefix(dst []byte, bk uint32) []byte {
 
 func appendPostingKey(dst []byte, bk, doc uint32) []byte {
 	return binary.BigEndian.AppendUint32(appendBucketPrefix(dst, bk), doc)
+}
+
+// appendGroupKey appends the key of a group of packed postings.
+func appendGroupKey(dst []byte, group uint32) []byte {
+	return binary.BigEndian.AppendUint32(append(dst, prefixPacked), group)
+}
+
+// parseGroupKey reads the group number of a packed-postings key.
+func parseGroupKey(k []byte) (uint32, bool) {
+	if len(k) != 5 || k[0] != prefixPacked {
+		return 0, false
+	}
+	return binary.BigEndian.Uint32(k[1:]), true
 }
 
 // parsePostingKey splits a posting key; ok is false if k is not one.

@@ -77,9 +77,10 @@ type Options struct {
 	MemTableSize int
 	// FilterBytes is the size of the in-memory bucket filter, a bitmap that
 	// lets queries skip the seeks of empty buckets (see the package doc);
-	// rounded down to a power of two, at most 512 MiB. It is filled by
-	// scanning the postings at open (about a second per 10 million
-	// postings). Default 32 MiB; −1 turns the filter off.
+	// rounded down to a power of two, at most 512 MiB. A bulk-built index
+	// has a second one of the same size for its packed postings. They are
+	// filled by scanning the postings at open (about a second per 10
+	// million postings). Default 32 MiB; −1 turns the filters off.
 	FilterBytes int
 	// NoSync turns off the WAL sync of each write. Writes then survive a
 	// crash of the process only once the operating system has them, and

@@ -32,12 +32,19 @@ type DB struct {
 	ro   bool
 
 	locks  *lockTable
-	filter *bucketFilter // nil when off
+	filter *bucketFilter // bucket keys of postings of their own; nil when off
 	ids    *bucketFilter // of idFilterKey; nil when off
 	next   atomic.Uint64 // next document number
 	docs   atomic.Int64
 	dur    durability // which document numbers are durable
 	m      metrics
+
+	// Packed postings (written by a bulk build; see packed.go). packed is
+	// set before packedBits is stored and read after it is loaded.
+	packedBits  atomic.Int32  // high bucket-key bits naming a group; 0: none
+	packed      *bucketFilter // bucket keys of packed postings; nil when off
+	packMu      sync.Mutex    // held by a delete while it rewrites packed values
+	filterBytes int           // Options.FilterBytes, for the packed filter
 
 	// closeMu is held shared by every operation and exclusively by Close,
 	// so Close waits for writes in flight.
@@ -115,7 +122,8 @@ func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	d := &DB{db: pdb, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes), ids: newBucketFilter(o.FilterBytes / 4)}
+	d := &DB{db: pdb, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes),
+		ids: newBucketFilter(o.FilterBytes / 4), filterBytes: o.FilterBytes}
 	d.dur.next = &d.next
 	if err := d.init(&o); err != nil {
 		pdb.Close()
@@ -157,6 +165,9 @@ func (d *DB) init(o *Options) error {
 		if err := d.db.Set(metaKey, encodeMeta(d.cfg), pebble.Sync); err != nil {
 			return err
 		}
+	} else if _, m, err := decodeMeta(stored); err == nil && m.PackedGroupBits > 0 {
+		d.packed = newBucketFilter(o.FilterBytes)
+		d.packedBits.Store(int32(m.PackedGroupBits))
 	}
 	// The next document number follows the last stored signature; the
 	// number of documents is the number of ids.
@@ -175,10 +186,8 @@ func (d *DB) init(o *Options) error {
 		return err
 	}
 	d.docs.Store(n)
-	if d.filter != nil {
-		if err := d.fillFilter(); err != nil {
-			return err
-		}
+	if err := d.fillFilters(); err != nil {
+		return err
 	}
 	last, err := d.lastDocNum()
 	if err != nil {
@@ -191,18 +200,54 @@ func (d *DB) init(o *Options) error {
 	return nil
 }
 
-// fillFilter sets the filter bits of every stored posting.
-func (d *DB) fillFilter() error {
-	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPosting}, UpperBound: []byte{prefixPosting + 1}})
+// fillFilters sets the filter bits of every stored posting.
+func (d *DB) fillFilters() error {
+	if d.filter != nil {
+		it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPosting}, UpperBound: []byte{prefixPosting + 1}})
+		if err != nil {
+			return err
+		}
+		var last uint32
+		first := true
+		for ok := it.First(); ok; ok = it.Next() {
+			if bk, _, ok := parsePostingKey(it.Key()); ok && (first || bk != last) {
+				d.filter.set(bk)
+				last, first = bk, false
+			}
+		}
+		if err := it.Close(); err != nil {
+			return err
+		}
+	}
+	g := uint(d.packedBits.Load())
+	if d.packed == nil || g == 0 {
+		return nil
+	}
+	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
 	if err != nil {
 		return err
 	}
-	var last uint32
-	first := true
+	var pi packedIter
 	for ok := it.First(); ok; ok = it.Next() {
-		if bk, _, ok := parsePostingKey(it.Key()); ok && (first || bk != last) {
-			d.filter.set(bk)
-			last, first = bk, false
+		group, okKey := parseGroupKey(it.Key())
+		v, err := it.ValueAndErr()
+		if err == nil && !okKey {
+			err = fmt.Errorf("%w: a key of the wrong length", ErrCorrupt)
+		}
+		if err == nil {
+			err = pi.init(v, 32-g)
+		}
+		for err == nil {
+			var low uint32
+			if low, _, ok, err = pi.next(); !ok {
+				break
+			}
+			d.packed.set(group<<(32-g) | low)
+		}
+		if err != nil {
+			err = fmt.Errorf("packed postings %x: %w", it.Key(), err)
+			it.Close()
+			return err
 		}
 	}
 	return it.Close()
@@ -288,35 +333,106 @@ func (d *DB) docKeys(s *scratch, sig minhash.Signature) {
 }
 
 // scanBuckets reads the buckets of s.keys: their sizes (up to the cap) go to
-// s.counts and, if collect, their document numbers to s.cands.
-func (d *DB) scanBuckets(it *pebble.Iterator, s *scratch, collect bool) {
+// s.counts and, if collect, their document numbers to s.cands. A bucket's
+// packed postings come first: a bulk build fills an empty index, so they
+// are its oldest documents, and the cap keeps the oldest.
+func (d *DB) scanBuckets(it *pebble.Iterator, s *scratch, collect bool) error {
 	capacity := d.cfg.BucketCap
+	full := func(n int) bool { return capacity != Unlimited && n >= capacity }
+	g := uint(d.packedBits.Load())
 	s.counts = s.counts[:0]
 	for _, bk := range s.keys {
-		if !d.filter.mayHold(bk) {
-			s.counts = append(s.counts, 0)
-			d.m.bucketSize.observe(0)
-			continue
-		}
-		s.kbuf = appendBucketPrefix(s.kbuf[:0], bk)
 		n := 0
-		for ok := it.SeekGE(s.kbuf); ok && bytes.HasPrefix(it.Key(), s.kbuf); ok = it.Next() {
-			if capacity != Unlimited && n >= capacity {
-				break
+		if g > 0 && d.packed.mayHold(bk) {
+			var err error
+			if n, err = d.scanPacked(it, s, bk, g, collect); err != nil {
+				return err
 			}
-			if collect {
-				_, doc, _ := parsePostingKey(it.Key())
-				s.cands = append(s.cands, doc)
-			}
-			n++
 		}
-		if capacity != Unlimited && n >= capacity {
+		if !full(n) && d.filter.mayHold(bk) {
+			s.kbuf = appendBucketPrefix(s.kbuf[:0], bk)
+			for ok := it.SeekGE(s.kbuf); ok && bytes.HasPrefix(it.Key(), s.kbuf); ok = it.Next() {
+				if full(n) {
+					break
+				}
+				if collect {
+					_, doc, _ := parsePostingKey(it.Key())
+					s.cands = append(s.cands, doc)
+				}
+				n++
+			}
+		}
+		if full(n) {
 			d.m.fullBuckets.Add(1)
 		}
 		s.counts = append(s.counts, n)
 		d.m.bucketSize.observe(n)
 	}
 	d.m.bucketsRead.Add(uint64(len(s.keys)))
+	return it.Error()
+}
+
+// scanPacked reads the packed postings of bucket bk (up to the cap), given g
+// group bits: it returns their number and, if collect, appends their
+// documents to s.cands.
+func (d *DB) scanPacked(it *pebble.Iterator, s *scratch, bk uint32, g uint, collect bool) (int, error) {
+	s.kbuf = appendGroupKey(s.kbuf[:0], bk>>(32-g))
+	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
+		return 0, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return 0, err
+	}
+	var pi packedIter
+	if err := pi.init(v, 32-g); err != nil {
+		return 0, fmt.Errorf("group %x: %w", s.kbuf[1:], err)
+	}
+	want := bk & (1<<(32-g) - 1)
+	n := 0
+	for capacity := d.cfg.BucketCap; capacity == Unlimited || n < capacity; {
+		low, doc, ok, err := pi.next()
+		if err != nil {
+			return n, fmt.Errorf("group %x: %w", s.kbuf[1:], err)
+		}
+		if !ok || low > want {
+			break
+		}
+		if low == want {
+			if collect {
+				s.cands = append(s.cands, doc)
+			}
+			n++
+		}
+	}
+	return n, nil
+}
+
+// hasPacked reports whether document num has a packed posting in bucket bk.
+func (d *DB) hasPacked(it *pebble.Iterator, s *scratch, bk, num uint32) (bool, error) {
+	g := uint(d.packedBits.Load())
+	if g == 0 {
+		return false, nil
+	}
+	s.kbuf = appendGroupKey(s.kbuf[:0], bk>>(32-g))
+	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
+		return false, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return false, err
+	}
+	var pi packedIter
+	if err := pi.init(v, 32-g); err != nil {
+		return false, err
+	}
+	want := bk & (1<<(32-g) - 1)
+	for {
+		low, doc, ok, err := pi.next()
+		if err != nil || !ok || low > want || low == want && doc >= num {
+			return ok && low == want && doc == num, err
+		}
+	}
 }
 
 // readRecord positions it on document doc's record and returns its value
@@ -430,7 +546,9 @@ func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) 
 	}
 	defer it.Close()
 	s.cands = s.cands[:0]
-	d.scanBuckets(it, s, true)
+	if err := d.scanBuckets(it, s, true); err != nil {
+		return nil, err
+	}
 	ms, fresh, err := d.verify(nil, it, s, sig, &qo)
 	if err != nil {
 		return nil, err
@@ -654,8 +772,9 @@ func (d *DB) Insert(ctx context.Context, docs []Doc) error {
 		}
 		if err == nil {
 			d.docKeys(s, doc.Sig)
-			d.scanBuckets(it, s, false)
-			err = w.add(s, doc)
+			if err = d.scanBuckets(it, s, false); err == nil {
+				err = w.add(s, doc)
+			}
 		}
 		if err != nil {
 			it.Close()
@@ -723,8 +842,12 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 		}
 		d.docKeys(s, doc.Sig)
 		s.cands = s.cands[:0]
-		d.scanBuckets(it, s, true)
-		ms, f, err := d.verify(nil, it, s, doc.Sig, &qo)
+		err = d.scanBuckets(it, s, true)
+		var ms []Match
+		var f bool
+		if err == nil {
+			ms, f, err = d.verify(nil, it, s, doc.Sig, &qo)
+		}
 		if err != nil {
 			it.Close()
 			w.abort()
@@ -820,15 +943,25 @@ func (d *DB) Delete(ctx context.Context, id string) error {
 var errRetry = errors.New("index: retry")
 
 func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes []uint32) error {
+	// Packed values hold the postings of many buckets, whose stripes a
+	// delete does not hold: rewriting one takes packMu too, after the
+	// stripes (check-and-insert never takes it, so there is no cycle).
+	g := uint(d.packedBits.Load())
+	if g > 0 {
+		d.packMu.Lock()
+	}
 	locked := true
 	unlock := func() {
 		if locked {
+			if g > 0 {
+				d.packMu.Unlock()
+			}
 			d.locks.unlock(stripes)
 			locked = false
 		}
 	}
 	defer unlock()
-	it, err := d.newIter()
+	it, err := d.newIter() // under packMu: it sees every packed rewrite before
 	if err != nil {
 		return err
 	}
@@ -847,7 +980,8 @@ func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes 
 	}
 	var cur record
 	if rec != nil {
-		cur, err = decodeRecord(nil, &d.cfg.Params, rec)
+		// A copy: the iterator moves (to find the postings) while cur is in use.
+		cur, err = decodeRecord(nil, &d.cfg.Params, bytes.Clone(rec))
 	}
 	if err != nil {
 		it.Close()
@@ -861,18 +995,86 @@ func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes 
 	b.Delete(appendIDKey(nil, id), nil)
 	b.Delete(appendSigKey(nil, num), nil)
 	d.docKeys(s, sig)
+	var packed []uint32 // bucket keys of the document's packed postings
 	for i, bk := range s.keys {
-		if !cur.droppedAt(i) {
-			b.Delete(appendPostingKey(s.kbuf[:0], bk, num), nil)
+		if cur.droppedAt(i) {
+			continue
 		}
+		k := appendPostingKey(s.kbuf[:0], bk, num)
+		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
+			packed = append(packed, bk)
+			continue
+		}
+		b.Delete(k, nil)
 	}
-	it.Close() // after the last use of cur, which aliases its memory
+	err = it.Error()
+	if err == nil && len(packed) > 0 {
+		err = d.unpack(b, it, g, packed, num)
+	}
+	it.Close()
+	if err != nil {
+		b.Close()
+		return err
+	}
 	w := &writeBatch{d: d, b: b}
 	if err := w.commit(unlock); err != nil {
 		return err
 	}
 	d.docs.Add(-1)
 	d.m.deletes.Add(1)
+	return nil
+}
+
+// unpack adds to b the rewrites of the packed values that drop document
+// num's postings in buckets bks (ascending), given g group bits; a value
+// left empty is deleted. The caller holds packMu.
+func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, num uint32) error {
+	shift := 32 - g
+	mask := uint32(1)<<shift - 1
+	var keep []posting
+	for i := 0; i < len(bks); {
+		group := bks[i] >> shift
+		j := i + 1
+		for j < len(bks) && bks[j]>>shift == group {
+			j++
+		}
+		key := appendGroupKey(nil, group)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			i = j
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		var pi packedIter
+		if err := pi.init(v, shift); err != nil {
+			return fmt.Errorf("group %x: %w", key[1:], err)
+		}
+		keep = keep[:0]
+		for {
+			low, doc, ok, err := pi.next()
+			if err != nil {
+				return fmt.Errorf("group %x: %w", key[1:], err)
+			}
+			if !ok {
+				break
+			}
+			if doc == num && slices.ContainsFunc(bks[i:j], func(bk uint32) bool { return bk&mask == low }) {
+				continue
+			}
+			keep = append(keep, posting{low, doc})
+		}
+		if len(keep) == 0 {
+			b.Delete(key, nil)
+		} else {
+			b.Set(key, appendPacked(nil, keep), nil)
+		}
+		i = j
+	}
 	return nil
 }
 

@@ -231,8 +231,8 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	}
 	fmt.Fprintf(stdio.Out, "indexed %d documents (%d without shingles skipped, %d bad) in %.2fs: %.0f documents/s\n",
 		st.Documents, st.Empty, st.Bad, st.Seconds, rate)
-	fmt.Fprintf(stdio.Out, "postings %d (%d dropped at full buckets), %d tables; index %s: %d bytes, %.0f bytes/document\n",
-		st.Postings, st.DroppedPostings, st.Tables, o.index.data, ist.Bytes, perDoc)
+	fmt.Fprintf(stdio.Out, "postings %d packed in %d values (%d dropped at full buckets), %d tables; index %s: %d bytes, %.0f bytes/document\n",
+		st.Postings, st.PackedGroups, st.DroppedPostings, st.Tables, o.index.data, ist.Bytes, perDoc)
 	fmt.Fprintf(stdio.Out, "%s\n", db.Config())
 	return nil
 }
