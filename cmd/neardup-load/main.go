@@ -192,6 +192,7 @@ func run(c config) error {
 	gen := newGenerator(c.seed)
 	ctx := context.Background()
 	base := "http://" + c.addr
+	var served *index.DB // the index this process serves, if any
 	if c.addr == "" {
 		dir := c.dir
 		if dir == "" {
@@ -224,6 +225,7 @@ func run(c config) error {
 		if err != nil {
 			return err
 		}
+		served = idx
 		defer idx.Close()
 		st, _ := idx.Stats(ctx)
 		if st.Documents == 0 {
@@ -287,6 +289,10 @@ func run(c config) error {
 		res.Phases = append(res.Phases, pr)
 		fmt.Fprintf(c.out, "%-16s: %d requests in %.1fs = %.0f/s (%d errors, %d duplicates); latency p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms; CPU %.0f%%\n",
 			pr.Name, pr.Requests, pr.Seconds, pr.PerSecond, pr.Errors, pr.Duplicates, pr.P50ms, pr.P99ms, pr.P999ms, pr.CPUPercent)
+	}
+	if served != nil {
+		m := served.Metrics()
+		fmt.Fprintf(c.out, "index: %d queries, %d commits, %d sync barriers (answers that waited for a document to be durable)\n", m.Queries, m.Commits, m.SyncBarriers)
 	}
 	return writeJSON(c.jsonOut, res)
 }
