@@ -192,7 +192,7 @@ func TestSample(t *testing.T) {
 // TestCorpus10k: a realistic generated corpus of 10,000 documents.
 func TestCorpus10k(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10,000 documents: about 2 s, 200 MB")
+		t.Skip("10,000 documents: about 2 s, 200 MiB")
 	}
 	path := gencorpus(t, "corpus10k.jsonl", "-docs", "10000", "-seed", "1")
 	want, got, wr, gr := run(t, []string{path}, &dedup.Options{}, job.Options{SingleFile: true, Partitions: 16})
@@ -208,10 +208,10 @@ func TestCorpus10k(t *testing.T) {
 // header (buckets of up to 500 files), so there are about 21 candidates a
 // document, and each candidate pair carries a document's signature and text
 // to verification: Prism, which holds every collection in memory, peaks at
-// about 3.5 GB.
+// about 3.5 GiB.
 func TestGoSource10k(t *testing.T) {
 	if testing.Short() {
-		t.Skip("11,000 Go source files: about 20 s, 3.5 GB")
+		t.Skip("11,000 Go source files: about 20 s, 3.5 GiB")
 	}
 	inputs := goSource(t, "gosource", 3000)
 	want, got, wr, gr := run(t, inputs, &dedup.Options{Spec: mustSpec(t, "code")},
