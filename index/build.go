@@ -73,9 +73,10 @@ type BuildStats struct {
 	// buckets. PackedGroups is the number of values they were packed into
 	// (see "Layout" in the package doc).
 	Postings, DroppedPostings, PackedGroups int64
-	// Tables is the number of sstables ingested, SpilledBytes the bytes of
-	// sorted runs written on the way.
-	Tables       int
+	// Tables is the number of sstables ingested.
+	Tables int
+	// SpilledBytes is the bytes of sorted runs written on the way; 0 if
+	// everything fit in BuildOptions.Memory.
 	SpilledBytes int64
 	// Seconds is the wall time from NewBuilder to the end of Finish.
 	Seconds float64

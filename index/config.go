@@ -26,10 +26,18 @@ const FormatVersion = 2
 // Signatures given to an index must be made under Spec and Params (use
 // Config.NewSigner); the index cannot tell otherwise.
 type Config struct {
-	Spec      shingle.Spec
-	Params    minhash.Params
-	Bands     lsh.Params
+	// Spec is the shingle spec the signatures' features are made under.
+	Spec shingle.Spec
+	// Params are the minhash params of the signatures (k, scheme, bits,
+	// seed).
+	Params minhash.Params
+	// Bands is the LSH banding of the postings.
+	Bands lsh.Params
+	// Threshold is the default query threshold: the least estimated
+	// similarity of a match when QueryOptions.Threshold is 0; in (0, 1].
 	Threshold float64
+	// BucketCap is the most documents a bucket holds, or Unlimited (−1);
+	// postings into a full bucket are dropped.
 	BucketCap int
 }
 

@@ -145,9 +145,10 @@ type CheckReport struct {
 	// CappedPostings are postings absent because their bucket was full:
 	// expected, not a problem.
 	CappedPostings int64
-	// Problems lists the first inconsistencies found (at most 100);
-	// ProblemCount counts all of them.
-	Problems     []string
+	// Problems lists the first inconsistencies found (at most 100).
+	Problems []string
+	// ProblemCount counts all of them, listed or not; 0 means Check found
+	// none (OK).
 	ProblemCount int64
 }
 

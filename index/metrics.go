@@ -68,10 +68,14 @@ func (m Metrics) String() string {
 // observations v ≤ Bounds[i] (and above Bounds[i−1]); the last element of
 // Counts, one past Bounds, counts the rest.
 type Histogram struct {
+	// Bounds are the buckets' inclusive upper bounds, ascending. The slice
+	// is shared by every Histogram the package returns; do not modify it.
 	Bounds []float64
+	// Counts are the observations per bucket, one more than Bounds.
 	Counts []uint64
-	// Sum and Count are the sum and number of all observations.
-	Sum   float64
+	// Sum is the sum of all observations.
+	Sum float64
+	// Count is the number of all observations.
 	Count uint64
 }
 

@@ -70,10 +70,16 @@ type scratch struct {
 // quietLogger drops Pebble's informational messages and prints errors.
 type quietLogger struct{}
 
+// Infof drops Pebble's informational message.
 func (quietLogger) Infof(string, ...any) {}
+
+// Errorf prints Pebble's error message to standard error.
 func (quietLogger) Errorf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
 }
+
+// Fatalf prints Pebble's fatal message to standard error and exits with
+// status 1.
 func (quietLogger) Fatalf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
 	os.Exit(1)
