@@ -12,8 +12,12 @@ import (
 // order, and an edge may repeat (it counts if any copy reaches the
 // threshold). Self-loops (A == B) are ignored.
 type Edge struct {
+	// A and B are the two documents' input indices, below the n given to
+	// Components or Star.
 	A, B uint32
-	Sim  float64
+	// Sim is the pair's similarity; the edge is used only if Sim ≥
+	// Options.Threshold. It must not be NaN.
+	Sim float64
 }
 
 // MaxDocs is the largest document count accepted: indices are uint32, and
@@ -69,8 +73,11 @@ type Cluster struct {
 // concurrent reads. The Members slices share one backing array owned by the
 // Result; do not modify them.
 type Result struct {
+	// Clusters are the clusters of two or more documents, ordered by their
+	// lowest member; empty if every document is a singleton.
 	Clusters []Cluster
-	Metrics  Metrics
+	// Metrics summarises the clustering.
+	Metrics Metrics
 
 	of []uint32 // cluster index per document, or noCluster
 }
@@ -122,7 +129,7 @@ type Metrics struct {
 
 // SizeCount is one bar of the cluster-size histogram.
 type SizeCount struct {
-	Size, Count int
+	Size, Count int // Count clusters have exactly Size members
 }
 
 // RemovedFraction returns Removed/Docs, the share of documents removed as

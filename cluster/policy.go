@@ -28,6 +28,7 @@ const (
 // the order they define is total (ties always go to the lower index), so
 // the kept document is deterministic.
 type Policy struct {
+	// Kind is the keep rule; the zero value is KeepFirst.
 	Kind PolicyKind
 	// Field names the numeric field of KeepField, for the caller that reads
 	// the documents; this package only uses Attrs.Values. Empty otherwise.

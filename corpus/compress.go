@@ -25,6 +25,7 @@ type stream struct {
 	closers []func() error // run last to first
 }
 
+// Close runs the closers last to first and returns the first error.
 func (s *stream) Close() error {
 	var first error
 	for i := len(s.closers) - 1; i >= 0; i-- {
@@ -148,6 +149,8 @@ type layeredWriter struct {
 	closers []func() error // run last to first
 }
 
+// Close runs the closers last to first, flushing the compression layers
+// before the file is closed, and returns the first error.
 func (w *layeredWriter) Close() error {
 	var first error
 	for i := len(w.closers) - 1; i >= 0; i-- {

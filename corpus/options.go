@@ -224,6 +224,7 @@ const (
 	compZstd
 )
 
+// String returns the layer's name: "gzip", "zstd" or "none".
 func (c compression) String() string {
 	switch c {
 	case compGzip:

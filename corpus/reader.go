@@ -469,6 +469,7 @@ type countingReader struct {
 	n *atomic.Int64
 }
 
+// Read reads from the wrapped reader and adds the bytes read to the counter.
 func (c countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
 	c.n.Add(int64(n))

@@ -53,6 +53,7 @@ type countingReaderAt struct {
 	n *atomic.Int64
 }
 
+// ReadAt reads from the file and adds the bytes read to the counter.
 func (c countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.f.ReadAt(p, off)
 	c.n.Add(int64(n))
