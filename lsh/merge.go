@@ -25,6 +25,7 @@ func SliceRun(s []uint64) Run { return &sliceRun{s: s} }
 
 type sliceRun struct{ s []uint64 }
 
+// Next returns the next value of the slice, or io.EOF once it is consumed.
 func (r *sliceRun) Next() (uint64, error) {
 	if len(r.s) == 0 {
 		return 0, io.EOF

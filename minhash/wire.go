@@ -26,8 +26,8 @@ type Header struct {
 	// Scheme, Bits and K are the signature's Params fields, so a reader
 	// knows the size without knowing the Params.
 	Scheme Scheme
-	Bits   int
-	K      int
+	Bits   int // bits kept per slot: 1, 2, 4, 8, 16, 32 or 64
+	K      int // number of slots
 	// HasID says whether a document id follows the header.
 	HasID bool
 	// SpecFingerprint is the shingle.Spec fingerprint of the features.
