@@ -40,8 +40,12 @@ func NewClient(baseURL, token string, hc *http.Client) *Client {
 
 // Query are optional per-request overrides: zero means the server's default.
 type Query struct {
+	// Threshold is the least estimated similarity of a match, in (0, 1].
+	// Default 0: the index's threshold.
 	Threshold float64
-	Limit     int
+	// Limit is the most matches returned, in 1..1000. Default 0: the
+	// server's, 10 matches.
+	Limit int
 }
 
 func (q Query) encode() string {

@@ -46,6 +46,7 @@ type apiError struct {
 	msg  string
 }
 
+// Error returns the code and the message.
 func (e *apiError) Error() string { return e.code + ": " + e.msg }
 
 func errorf(code, format string, args ...any) *apiError {
@@ -55,11 +56,18 @@ func errorf(code, format string, args ...any) *apiError {
 // APIError is an error response as the Client reports it. Check with
 // errors.As; Code is one of the Code constants.
 type APIError struct {
-	Status  int
-	Code    string
+	// Status is the response's HTTP status code.
+	Status int
+	// Code is the response's error code. When the body is not a JSON error
+	// response it is "http_" and the status for Check, Insert, Get and
+	// Delete, and empty for Batch.
+	Code string
+	// Message is the response's error message, or for Check, Insert, Get
+	// and Delete the body's text when it is not a JSON error response.
 	Message string
 }
 
+// Error returns the status, code and message, prefixed "server: ".
 func (e *APIError) Error() string {
 	return fmt.Sprintf("server: %d %s: %s", e.Status, e.Code, e.Message)
 }

@@ -120,6 +120,8 @@ var (
 	descStatsFailures = prometheus.NewDesc("neardup_index_stats_failed", "1 if the last read of the index size failed.", nil, nil)
 )
 
+// Describe sends the descriptors of every index metric the collector
+// reports.
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descQueries, descCandidates, descDropped, descMatches, descPerQuery, descBucketSize,
 		descBucketsRead, descFullBuckets, descPostDropped, descInserts, descDuplicates, descDeletes, descCommits,
@@ -138,6 +140,9 @@ func histogram(d *prometheus.Desc, h index.Histogram) prometheus.Metric {
 	return prometheus.MustNewConstHistogram(d, h.Count, h.Sum, buckets)
 }
 
+// Collect sends the index's counters and histograms, and its document count
+// and size, re-read at most once a second; when a re-read fails it sends the
+// last good one and sets neardup_index_stats_failed.
 func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	m := c.idx.Metrics()
 	counter := func(d *prometheus.Desc, v uint64) {

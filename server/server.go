@@ -149,6 +149,7 @@ type statusWriter struct {
 	status int
 }
 
+// WriteHeader records code if no status is recorded yet and passes it on.
 func (w *statusWriter) WriteHeader(code int) {
 	if w.status == 0 {
 		w.status = code
@@ -156,6 +157,7 @@ func (w *statusWriter) WriteHeader(code int) {
 	w.ResponseWriter.WriteHeader(code)
 }
 
+// Write records status 200 if no status is recorded yet and passes p on.
 func (w *statusWriter) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
