@@ -216,14 +216,22 @@ func (in Input) Validate() error {
 // Plan is a chosen configuration and what it is expected to cost and catch.
 // All per-document figures are means over the corpus. Plain data.
 type Plan struct {
+	// Input is the input the plan was made for, defaults filled in.
 	Input Input `json:"-"`
 
-	K      int        `json:"k"`
-	Scheme string     `json:"scheme"`
-	Bits   int        `json:"bits"`
-	Bands  lsh.Params `json:"-"`
-	B      int        `json:"bands"`
-	R      int        `json:"rows"`
+	// K is the chosen number of slots.
+	K int `json:"k"`
+	// Scheme is the signature scheme's name, "oph" or "khash".
+	Scheme string `json:"scheme"`
+	// Bits is the chosen slot width in bits.
+	Bits int `json:"bits"`
+	// Bands is the chosen banding, with no multi-probe (Probe 0); B and R
+	// repeat its fields for JSON.
+	Bands lsh.Params `json:"-"`
+	// B is the number of bands, Bands.Bands.
+	B int `json:"bands"`
+	// R is the rows (slots) per band, Bands.Rows.
+	R int `json:"rows"`
 
 	// RecallAtThreshold is P(t): the chance that a pair exactly at the
 	// threshold becomes a candidate (slot width and key width included).
@@ -233,45 +241,68 @@ type Plan struct {
 	// over [t, 1].
 	ExpectedRecall float64 `json:"expected_recall"`
 	// CandidatesPerDoc is the expected number of candidate partners per
-	// document; TrueCandidatesPerDoc of them are true pairs.
-	CandidatesPerDoc     float64 `json:"candidates_per_doc"`
+	// document.
+	CandidatesPerDoc float64 `json:"candidates_per_doc"`
+	// TrueCandidatesPerDoc is how many of CandidatesPerDoc are true pairs
+	// (J ≥ t).
 	TrueCandidatesPerDoc float64 `json:"true_candidates_per_doc"`
 	// Precision is TrueCandidatesPerDoc/CandidatesPerDoc (1 when there are
-	// no candidates); FalsePositiveRate is 1 − Precision, the share of
-	// candidates verification rejects.
-	Precision         float64 `json:"precision_before_verification"`
+	// no candidates).
+	Precision float64 `json:"precision_before_verification"`
+	// FalsePositiveRate is 1 − Precision, the share of candidates
+	// verification rejects.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
 	// KeyCollisionsPerDoc is the part of CandidatesPerDoc due to unequal
-	// bands sharing a key (KeyBits); DedupKeyCollisionsPerDoc what dedup's
-	// 32-bit batch keys would add.
-	KeyCollisionsPerDoc      float64 `json:"key_collisions_per_doc"`
+	// bands sharing a key of Input.KeyBits bits: (N − 1)·B·2^−KeyBits.
+	KeyCollisionsPerDoc float64 `json:"key_collisions_per_doc"`
+	// DedupKeyCollisionsPerDoc is what dedup's 32-bit batch keys would
+	// add instead: (N − 1)·B·2^−32 per document.
 	DedupKeyCollisionsPerDoc float64 `json:"dedup_key_collisions_per_doc"`
-	// FPArea and FNArea are the S-curve's false-positive and false-negative
-	// areas at t (uniform similarity prior, as lsh.Optimal weighs them).
+	// FPArea is the S-curve's false-positive area ∫₀ᵗ P(s) ds (uniform
+	// similarity prior, as lsh.Optimal weighs it).
 	FPArea float64 `json:"fp_area"`
+	// FNArea is the S-curve's false-negative area ∫ₜ¹ (1 − P(s)) ds.
 	FNArea float64 `json:"fn_area"`
-	// StdErr is the estimator's standard error at the threshold;
-	// VarianceInflation its variance over that of 64-bit slots.
-	StdErr            float64 `json:"stderr_at_threshold"`
+	// StdErr is the estimator's standard error at the threshold, for K
+	// slots of Bits bits.
+	StdErr float64 `json:"stderr_at_threshold"`
+	// VarianceInflation is the estimator's variance at the threshold over
+	// that of 64-bit slots; 1 at 64 bits.
 	VarianceInflation float64 `json:"variance_inflation"`
 
-	// SignatureBytes and BandIndexBytes are per document; the totals are
-	// times Documents.
-	SignatureBytes      int64 `json:"signature_bytes_per_doc"`
-	BandEntryBytes      int64 `json:"band_entry_bytes"`
-	BandIndexBytes      int64 `json:"band_index_bytes_per_doc"`
+	// SignatureBytes is the size of one signature: ⌈K·Bits/8⌉ bytes.
+	SignatureBytes int64 `json:"signature_bytes_per_doc"`
+	// BandEntryBytes is the size of one band-index entry: a key of
+	// ⌈KeyBits/8⌉ bytes and a document number of 4 (8 past 2^32
+	// documents).
+	BandEntryBytes int64 `json:"band_entry_bytes"`
+	// BandIndexBytes is the band index per document: B·BandEntryBytes.
+	BandIndexBytes int64 `json:"band_index_bytes_per_doc"`
+	// TotalSignatureBytes is SignatureBytes times Input.Documents.
 	TotalSignatureBytes int64 `json:"total_signature_bytes"`
+	// TotalBandIndexBytes is BandIndexBytes times Input.Documents.
 	TotalBandIndexBytes int64 `json:"total_band_index_bytes"`
-	TotalBytes          int64 `json:"total_bytes"`
+	// TotalBytes is the two totals' sum, the memory held to Input.Memory.
+	TotalBytes int64 `json:"total_bytes"`
 
-	// Throughput, when Input.DocsPerSecond is set: text bytes per second,
-	// cores needed to sign them, band keys looked up and candidates
-	// verified per second, and days to ingest the corpus.
-	BytesPerSecond      float64 `json:"bytes_per_second,omitempty"`
-	SignCores           float64 `json:"sign_cores,omitempty"`
-	KeysPerSecond       float64 `json:"keys_per_second,omitempty"`
+	// The throughput figures are set only when Input.DocsPerSecond is; 0
+	// and omitted from JSON otherwise.
+
+	// BytesPerSecond is the text bytes to sign per second:
+	// DocsPerSecond·DocBytes.
+	BytesPerSecond float64 `json:"bytes_per_second,omitempty"`
+	// SignCores is the cores needed to sign them at Input.SignRate (or its
+	// default for the scheme and K).
+	SignCores float64 `json:"sign_cores,omitempty"`
+	// KeysPerSecond is the band keys looked up per second:
+	// DocsPerSecond·B.
+	KeysPerSecond float64 `json:"keys_per_second,omitempty"`
+	// CandidatesPerSecond is the candidates verified per second:
+	// DocsPerSecond·CandidatesPerDoc.
 	CandidatesPerSecond float64 `json:"candidates_per_second,omitempty"`
-	IngestSeconds       float64 `json:"ingest_seconds,omitempty"`
+	// IngestSeconds is the time to ingest the corpus at DocsPerSecond, in
+	// seconds.
+	IngestSeconds float64 `json:"ingest_seconds,omitempty"`
 
 	// Considered is the number of (k, bits, b, r) configurations examined.
 	Considered int `json:"considered"`

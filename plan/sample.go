@@ -13,19 +13,19 @@ import (
 type Sample struct {
 	// Docs is the number of documents in the sample.
 	Docs int64 `json:"docs"`
-	// MeanFeatures is their mean number of distinct features; MeanBytes
-	// their mean text length in bytes (0 when not known).
+	// MeanFeatures is their mean number of distinct features.
 	MeanFeatures float64 `json:"mean_features"`
-	MeanBytes    float64 `json:"mean_bytes"`
+	// MeanBytes is their mean text length in bytes; 0 when not known.
+	MeanBytes float64 `json:"mean_bytes"`
 	// Floor is the similarity from which Pairs lists every pair exactly.
 	Floor float64 `json:"floor"`
 	// Pairs is the Jaccard similarity of every pair of the sample with
 	// J ≥ Floor, from the exact all-pairs join.
 	Pairs []float64 `json:"-"`
-	// Drawn is the number of random pairs drawn; Below holds the
-	// similarities of those that fell below Floor. Each stands for
-	// (C(Docs,2) − len(Pairs))/len(Below) pairs.
-	Drawn int64     `json:"drawn"`
+	// Drawn is the number of random pairs drawn.
+	Drawn int64 `json:"drawn"`
+	// Below holds the similarities of the drawn pairs that fell below
+	// Floor. Each stands for (C(Docs,2) − len(Pairs))/len(Below) pairs.
 	Below []float64 `json:"-"`
 }
 
