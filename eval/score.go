@@ -42,16 +42,20 @@ type PairScore struct {
 	Truth int64 `json:"truth"`
 	// Predicted is the number of distinct predicted pairs.
 	Predicted int64 `json:"predicted"`
-	// TruePositives are predicted pairs in the truth, FalsePositives
-	// predicted pairs not in it, FalseNegatives truth pairs not predicted.
-	TruePositives  int64 `json:"true_positives"`
+	// TruePositives is the number of counted truth pairs predicted.
+	TruePositives int64 `json:"true_positives"`
+	// FalsePositives is the number of predicted pairs not among them:
+	// Predicted − TruePositives.
 	FalsePositives int64 `json:"false_positives"`
+	// FalseNegatives is the number of counted truth pairs not predicted:
+	// Truth − TruePositives.
 	FalseNegatives int64 `json:"false_negatives"`
-	// Precision is TP/Predicted (1 when nothing is predicted), Recall
-	// TP/Truth (1 when the truth is empty), F1 their harmonic mean.
+	// Precision is TP/Predicted; 1 when nothing is predicted.
 	Precision float64 `json:"precision"`
-	Recall    float64 `json:"recall"`
-	F1        float64 `json:"f1"`
+	// Recall is TP/Truth; 1 when the truth is empty.
+	Recall float64 `json:"recall"`
+	// F1 is the harmonic mean of Precision and Recall; 0 when both are 0.
+	F1 float64 `json:"f1"`
 	// Bands is recall by similarity band, for truth pairs whose similarity
 	// is known; empty when none is.
 	Bands []BandRecall `json:"bands,omitempty"`
@@ -64,10 +68,16 @@ type PairScore struct {
 // BandRecall is the recall of one similarity band [Lo, Hi) (the last band
 // includes 1).
 type BandRecall struct {
-	Lo    float64 `json:"lo"`
-	Hi    float64 `json:"hi"`
-	Truth int64   `json:"truth"`
-	Found int64   `json:"found"`
+	// Lo is the band's lower similarity bound, inclusive.
+	Lo float64 `json:"lo"`
+	// Hi is the band's upper bound, exclusive except for the last band,
+	// whose Hi is 1.
+	Hi float64 `json:"hi"`
+	// Truth is the number of counted truth pairs with a known similarity
+	// in the band.
+	Truth int64 `json:"truth"`
+	// Found is how many of them were predicted.
+	Found int64 `json:"found"`
 	// Recall is Found/Truth; 0 for an empty band.
 	Recall float64 `json:"recall"`
 	// MeanJ is the mean similarity of the band's truth pairs (0 if empty).
@@ -189,23 +199,28 @@ func f1(p, r float64) float64 {
 type ClusterScore struct {
 	// Documents is the number of items clustered, singletons included.
 	Documents int64 `json:"documents"`
-	// TruthClusters and PredictedClusters count clusters of two or more.
-	TruthClusters     int64 `json:"truth_clusters"`
+	// TruthClusters counts the truth clusters of two or more documents.
+	TruthClusters int64 `json:"truth_clusters"`
+	// PredictedClusters counts the predicted clusters of two or more.
 	PredictedClusters int64 `json:"predicted_clusters"`
 	// ARI is the adjusted Rand index (Hubert and Arabie 1985): 1 for
 	// identical clusterings, about 0 for independent ones.
 	ARI float64 `json:"ari"`
-	// PairPrecision, PairRecall and PairF1 count the pairs of documents
-	// that share a cluster: precision is the fraction of predicted
-	// same-cluster pairs that share a truth cluster, recall the converse.
+	// PairPrecision is the fraction of predicted same-cluster pairs that
+	// share a truth cluster, SameBoth/SamePredicted; 1 when SamePredicted
+	// is 0.
 	PairPrecision float64 `json:"pair_precision"`
-	PairRecall    float64 `json:"pair_recall"`
-	PairF1        float64 `json:"pair_f1"`
-	// SameTruth, SamePredicted and SameBoth are the numbers of pairs in one
-	// truth cluster, one predicted cluster, and both.
-	SameTruth     int64 `json:"same_truth"`
+	// PairRecall is the fraction of truth same-cluster pairs that share a
+	// predicted cluster, SameBoth/SameTruth; 1 when SameTruth is 0.
+	PairRecall float64 `json:"pair_recall"`
+	// PairF1 is the harmonic mean of PairPrecision and PairRecall.
+	PairF1 float64 `json:"pair_f1"`
+	// SameTruth is the number of pairs of documents in one truth cluster.
+	SameTruth int64 `json:"same_truth"`
+	// SamePredicted is the number of pairs in one predicted cluster.
 	SamePredicted int64 `json:"same_predicted"`
-	SameBoth      int64 `json:"same_both"`
+	// SameBoth is the number of pairs in one cluster of each.
+	SameBoth int64 `json:"same_both"`
 }
 
 // CompareClusterings scores a predicted clustering against a reference one.
@@ -333,13 +348,18 @@ func ScoreClusters(truth []LabeledPair, threshold float64, predicted [][]string,
 type Score struct {
 	// Truth names the truth file.
 	Truth string `json:"truth"`
-	// Bands and Rows are the banding whose S-curve predicted the band
-	// recalls (0 when none was given); Bits the slot width it assumed.
+	// Bands is the number of bands of the banding whose S-curve predicted
+	// the band recalls; 0 (and omitted) when none was given.
 	Bands int `json:"bands,omitempty"`
-	Rows  int `json:"rows,omitempty"`
-	Bits  int `json:"bits,omitempty"`
-	// Pairs scores the pairs; Clusters the clusters, when given.
-	Pairs    PairScore     `json:"pairs"`
+	// Rows is that banding's rows per band; 0 when none was given.
+	Rows int `json:"rows,omitempty"`
+	// Bits is the slot width the S-curve assumed; 0 when not known (taken
+	// as 64-bit slots).
+	Bits int `json:"bits,omitempty"`
+	// Pairs scores the pairs.
+	Pairs PairScore `json:"pairs"`
+	// Clusters scores the clusters; nil (and omitted) when no clustering
+	// was given.
 	Clusters *ClusterScore `json:"clusters,omitempty"`
 }
 
