@@ -55,9 +55,12 @@ func EdgeSim(est, exact float64) float64 { return edge{est: est, exact: exact}.s
 // order-preserving numbering of the documents for A and B (Run uses the
 // global record index). The zero value is an empty row.
 type PairRow struct {
+	// IDA and IDB are the pair's document ids, IDA ≤ IDB bytewise.
 	IDA, IDB []byte
-	A, B     uint64
-	Est      float64
+	// A and B are the documents' input positions, A < B.
+	A, B uint64
+	// Est is the pair's similarity estimated from the signatures.
+	Est float64
 	// Exact is the exact Jaccard similarity, or a negative value when it was
 	// not computed (written as "-").
 	Exact float64
@@ -171,33 +174,33 @@ func NewReport(tool string, inputs []string, o *Options, bands lsh.Params) *Repo
 // then turn them into Options with Options. The zero value is ready for
 // AddFlags, which sets the defaults.
 type Flags struct {
-	Out       string
-	Threshold float64
-	Recall    float64
-	Bands     int
-	Rows      int
-	Probe     int
-	BucketCap int
-	Verify    string
-	Cluster   string
-	Keep      string
-	Workers   int
-	Memory    string
-	TmpDir    string
-	Quiet     bool
-	Golden    string
+	Out       string  // --out, -o: output directory; required, no default
+	Threshold float64 // --threshold: Jaccard similarity of a near duplicate; default 0.8
+	Recall    float64 // --recall: candidate probability at the threshold the bands are chosen for; default 0.99
+	Bands     int     // --bands: LSH bands, with Rows; default 0 (chosen from Threshold and Recall)
+	Rows      int     // --rows: rows per band, with Bands; default 0
+	Probe     int     // --multi-probe: rows in which a band may differ and still match, 0, 1 or 2; default 0
+	BucketCap int     // --bucket-cap: largest bucket paired in full, in documents; default lsh.DefaultCap (1000)
+	Verify    string  // --verify: exact, estimate or none; default "exact"
+	Cluster   string  // --cluster: components or star; default "components"
+	Keep      string  // --keep: first, longest or field:NAME; default "first"
+	Workers   int     // --workers: worker goroutines; default 0 (all cores)
+	Memory    string  // --memory: memory budget, a size for ParseBytes; default "4GiB"
+	TmpDir    string  // --tmp-dir: directory for spill files; default "" (the system's)
+	Quiet     bool    // --quiet, -q: no progress bar; default false (Options does not read it)
+	Golden    string  // --golden: truth file to score the run against; default "" (none)
 	// Sketch flags.
-	Shingle string
-	Scheme  string
-	NumPerm int
-	Bits    int
-	Seed    uint64
+	Shingle string // --shingle: shingling spec; default "prose"
+	Scheme  string // --scheme: oph or khash; default "oph"
+	NumPerm int    // --num-perm: signature slots, k; default 128
+	Bits    int    // --bits: bits kept per slot; default 32
+	Seed    uint64 // --seed: hash seed; default 0
 	// Corpus flags.
-	Format         string
-	IDField        string
-	TextField      string
-	SkipBad        bool
-	MaxRecordBytes int
+	Format         string // --format: auto, jsonl, parquet, lines or dir; default "auto"
+	IDField        string // --id-field: JSON key or Parquet column of the id; default "id"
+	TextField      string // --text-field: JSON key or Parquet column of the text; default "text"
+	SkipBad        bool   // --skip-bad: count and skip bad records; default false
+	MaxRecordBytes int    // --max-record-bytes: longest record accepted, in bytes; default 64 MiB
 }
 
 // AddFlags registers the flags on fs with the defaults and usage strings of

@@ -17,46 +17,63 @@ import (
 // what was found and what it cost. Counts, pairs and clusters are
 // deterministic; timings, memory and spill sizes are not.
 type Report struct {
-	Tool    string   `json:"tool"`
-	Version string   `json:"version"`
-	Inputs  []string `json:"inputs"`
+	// Tool names the program that wrote the report: "neardup dedup" for
+	// Run, else the tool given to NewReport.
+	Tool string `json:"tool"`
+	// Version is the neardup release, Version.
+	Version string `json:"version"`
+	// Inputs are the inputs as the tool was given them (for Run, paths,
+	// "-" for standard input).
+	Inputs []string `json:"inputs"`
 
+	// Config is the configuration the run used.
 	Config Config `json:"config"`
 	// ExpectedRecall is the probability that a pair exactly at the threshold
 	// becomes a candidate under the bands: the S-curve at the threshold.
 	ExpectedRecall float64 `json:"expected_recall"`
 
-	Counts     Counts           `json:"counts"`
-	Signatures SignatureReport  `json:"signatures"`
-	Buckets    BucketReport     `json:"buckets"`
-	PairSim    Histogram        `json:"pair_similarity"`
-	Sizes      []ClusterSizeBin `json:"cluster_sizes"`
-	Timings    []Timing         `json:"timings"`
-	Spill      SpillReport      `json:"spill"`
+	// Counts are the numbers of things the run saw and made.
+	Counts Counts `json:"counts"`
+	// Signatures describes the signing stage.
+	Signatures SignatureReport `json:"signatures"`
+	// Buckets describes the LSH buckets.
+	Buckets BucketReport `json:"buckets"`
+	// PairSim is the similarity histogram of the verified pairs.
+	PairSim Histogram `json:"pair_similarity"`
+	// Sizes is the cluster-size histogram, by size ascending; nil (JSON
+	// null) when there are no clusters.
+	Sizes []ClusterSizeBin `json:"cluster_sizes"`
+	// Timings are the stages' wall times in the order they ran (Run's:
+	// sign, candidates, verify, cluster, write).
+	Timings []Timing `json:"timings"`
+	// Spill says what went to disk past the memory budget.
+	Spill SpillReport `json:"spill"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
-	PeakRSSBytes int64   `json:"peak_rss_bytes"`
-	WallSeconds  float64 `json:"wall_seconds"`
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// WallSeconds is the run's wall time in seconds, from its start until
+	// the report was filled in (after the last stage).
+	WallSeconds float64 `json:"wall_seconds"`
 }
 
 // Config is the configuration a run used, fingerprints included.
 type Config struct {
-	Spec              string  `json:"spec"`
-	SpecFingerprint   string  `json:"spec_fingerprint"`
-	Params            string  `json:"params"`
-	ParamsFingerprint string  `json:"params_fingerprint"`
-	Threshold         float64 `json:"threshold"`
-	RecallTarget      float64 `json:"recall_target"`
-	Bands             int     `json:"bands"`
-	Rows              int     `json:"rows"`
-	Probe             int     `json:"probe"`
-	BucketCap         int     `json:"bucket_cap"`
-	Verify            string  `json:"verify"`
-	Cluster           string  `json:"cluster"`
-	Keep              string  `json:"keep"`
-	Workers           int     `json:"workers"`
-	MemoryBytes       int64   `json:"memory_bytes"`
+	Spec              string  `json:"spec"`               // shingle spec, as shingle.Spec.String
+	SpecFingerprint   string  `json:"spec_fingerprint"`   // the spec's Fingerprint, 16 hex digits
+	Params            string  `json:"params"`             // minhash params, as minhash.Params.String
+	ParamsFingerprint string  `json:"params_fingerprint"` // the params' Fingerprint (seed included), 16 hex digits
+	Threshold         float64 `json:"threshold"`          // Options.Threshold, the Jaccard similarity of a near duplicate
+	RecallTarget      float64 `json:"recall_target"`      // Options.Recall, recorded even when Options.Bands fixed the banding
+	Bands             int     `json:"bands"`              // LSH bands used
+	Rows              int     `json:"rows"`               // rows (slots) per band
+	Probe             int     `json:"probe"`              // multi-probe rows per band; 0 for none
+	BucketCap         int     `json:"bucket_cap"`         // Options.BucketCap, in documents
+	Verify            string  `json:"verify"`             // "exact", "estimate" or "none"
+	Cluster           string  `json:"cluster"`            // "components" or "star"
+	Keep              string  `json:"keep"`               // keep policy: "first", "longest" or "field:NAME"
+	Workers           int     `json:"workers"`            // worker goroutines; results do not depend on it
+	MemoryBytes       int64   `json:"memory_bytes"`       // Options.Memory, the memory budget in bytes
 }
 
 // Counts are the numbers of things a run saw and made.
@@ -86,18 +103,22 @@ type Counts struct {
 
 // SignatureReport describes the signing stage.
 type SignatureReport struct {
-	Features     int64   `json:"features"`
+	// Features is the number of features hashed into signatures, repeats
+	// included, over every document signed.
+	Features int64 `json:"features"`
+	// EmptyBinRate is the fraction of one-permutation bins that were empty
+	// before densification; 0 under k-hash.
 	EmptyBinRate float64 `json:"empty_bin_rate"`
 }
 
 // BucketReport describes the LSH buckets.
 type BucketReport struct {
-	Entries       int64 `json:"entries"`
-	Buckets       int64 `json:"buckets"`
-	SharedBuckets int64 `json:"shared_buckets"`
-	PairsEmitted  int64 `json:"pairs_emitted"`
-	CappedBuckets int64 `json:"capped_buckets"`
-	CappedMembers int64 `json:"capped_members"`
+	Entries       int64 `json:"entries"`        // band-key entries grouped, duplicates included
+	Buckets       int64 `json:"buckets"`        // distinct bucket keys
+	SharedBuckets int64 `json:"shared_buckets"` // buckets of two or more documents
+	PairsEmitted  int64 `json:"pairs_emitted"`  // candidate pairs emitted, before deduplication (Counts.Candidates after)
+	CappedBuckets int64 `json:"capped_buckets"` // buckets over Config.BucketCap, linked to their first member instead of paired
+	CappedMembers int64 `json:"capped_members"` // documents in capped buckets, summed over those buckets
 	// Largest lists the buckets over the cap (at most 10), by size
 	// descending, then key.
 	Largest []LargeBucket `json:"largest"`
@@ -110,39 +131,43 @@ type BucketReport struct {
 // (lowest-index) member, to which a capped bucket's other members were
 // linked, and its key.
 type LargeBucket struct {
-	Size  int    `json:"size"`
-	First string `json:"first"`
-	Key   string `json:"key"`
+	Size  int    `json:"size"`  // distinct documents in the bucket
+	First string `json:"first"` // id of the lowest-index member
+	Key   string `json:"key"`   // bucket key (band key, low EntryDocBits bits cleared), 16 hex digits
 }
 
 // Histogram counts pair similarities in 20 bins of width 0.05 (the last bin
 // includes 1.0).
 type Histogram struct {
-	Lower    []float64 `json:"lower"`
-	Estimate []int64   `json:"estimate"`
-	Exact    []int64   `json:"exact,omitempty"`
+	// Lower is each bin's lower bound: 0, 0.05, …, 0.95.
+	Lower []float64 `json:"lower"`
+	// Estimate counts the verified pairs by estimated similarity.
+	Estimate []int64 `json:"estimate"`
+	// Exact counts them by exact similarity; nil and omitted unless
+	// verification was exact.
+	Exact []int64 `json:"exact,omitempty"`
 }
 
 // ClusterSizeBin is one bar of the cluster-size histogram.
 type ClusterSizeBin struct {
-	Size  int `json:"size"`
-	Count int `json:"count"`
+	Size  int `json:"size"`  // documents in a cluster
+	Count int `json:"count"` // clusters of that size
 }
 
 // Timing is one stage's wall time.
 type Timing struct {
-	Stage   string  `json:"stage"`
-	Seconds float64 `json:"seconds"`
+	Stage   string  `json:"stage"`   // stage name, such as "sign" or "candidates"
+	Seconds float64 `json:"seconds"` // wall time, in seconds
 }
 
 // SpillReport says what went to disk past the memory budget.
 type SpillReport struct {
-	EntryRuns  int   `json:"entry_runs"`
-	EntryBytes int64 `json:"entry_bytes"`
-	PairRuns   int   `json:"pair_runs"`
-	PairBytes  int64 `json:"pair_bytes"`
-	TextBytes  int64 `json:"text_bytes"`
-	SigBytes   int64 `json:"signature_bytes"`
+	EntryRuns  int   `json:"entry_runs"`      // sorted runs of band-key entries written to disk
+	EntryBytes int64 `json:"entry_bytes"`     // bytes of those runs
+	PairRuns   int   `json:"pair_runs"`       // sorted runs of candidate pairs written to disk
+	PairBytes  int64 `json:"pair_bytes"`      // bytes of those runs
+	TextBytes  int64 `json:"text_bytes"`      // bytes of texts spilled (kept only for exact verification)
+	SigBytes   int64 `json:"signature_bytes"` // bytes of signatures spilled
 }
 
 // Version is the neardup release this package belongs to.
