@@ -136,8 +136,12 @@ type largeStarFn struct {
 	unsettled int64
 }
 
+// StartBundle resets the bundle's unsettled count.
 func (f *largeStarFn) StartBundle(_ func(uint64, uint64), _ func(int64)) { f.unsettled = 0 }
 
+// ProcessElement takes node u and its neighbours, emits an edge from the
+// minimum of u's closed neighbourhood to each neighbour above u, and counts
+// u if it is unsettled.
 func (f *largeStarFn) ProcessElement(u uint64, it func(*uint64) bool, emit func(uint64, uint64), _ func(int64)) {
 	f.nbrs = distinct(f.nbrs, it)
 	m := min(f.nbrs[0], u)
@@ -152,6 +156,7 @@ func (f *largeStarFn) ProcessElement(u uint64, it func(*uint64) bool, emit func(
 	}
 }
 
+// FinishBundle emits the bundle's unsettled count, if not zero.
 func (f *largeStarFn) FinishBundle(_ func(uint64, uint64), count func(int64)) {
 	if f.unsettled > 0 {
 		count(f.unsettled)
@@ -161,6 +166,8 @@ func (f *largeStarFn) FinishBundle(_ func(uint64, uint64), count func(int64)) {
 // smallStarFn links v and its smaller neighbours to the least of them.
 type smallStarFn struct{ nbrs []uint64 }
 
+// ProcessElement takes node v and its smaller neighbours and emits an edge
+// from the least of them to each of the others and to v.
 func (f *smallStarFn) ProcessElement(v uint64, it func(*uint64) bool, emit func(uint64, uint64)) {
 	f.nbrs = distinct(f.nbrs, it)
 	m := f.nbrs[0]
@@ -212,7 +219,11 @@ func Read(ctx context.Context, s beam.Scope, dir, name string) (beam.PCollection
 
 // Edge is an edge as a plain value, for building edge PCollections from
 // lists (beam.CreateList, then ToKV) and for reading them back (FromKV).
-type Edge struct{ U, V uint64 }
+type Edge struct {
+	// U and V are the two nodes, in either order (ToKV puts the lower
+	// first); from FromKV, the key and value (of labels, node and label).
+	U, V uint64
+}
 
 // ToKV turns a PCollection of Edge into edges (KV<uint64, uint64>, key < value).
 func ToKV(s beam.Scope, col beam.PCollection) beam.PCollection {
