@@ -13,13 +13,17 @@ import (
 // LargeBucket is a bucket: its size, key and first (lowest) member, which
 // every other member of a bucket over the cap was linked to.
 type LargeBucket struct {
-	Size  int
-	Key   uint64
-	First uint64
+	Size  int    // distinct documents in the bucket
+	Key   uint64 // the band key with its low 32 bits cleared, as dedup reports it
+	First uint64 // ord of the lowest member
 }
 
 // BucketStats sums lsh.CandidateMetrics over buckets.
 type BucketStats struct {
+	// Entries are the band-key entries grouped (duplicates included),
+	// Buckets the distinct keys, Shared the buckets of two or more
+	// documents, Pairs the pairs emitted (before deduplication), Capped the
+	// buckets over the cap and CappedMembers the documents in those.
 	Entries, Buckets, Shared, Pairs, Capped, CappedMembers int64
 	Largest                                                []LargeBucket // over the cap; by size descending, then key
 	Top                                                    []LargeBucket // shared, capped or not; the same order
@@ -129,8 +133,13 @@ type bucketFn struct {
 	stats   BucketStats
 }
 
+// StartBundle resets the bundle's statistics.
 func (f *bucketFn) StartBundle(_ func(uint64, uint64), _ func(BucketStats)) { f.stats = BucketStats{} }
 
+// ProcessElement groups one partition's band-key entries into buckets,
+// emits their candidate pairs as KV<lower ord, higher ord> (a pair that
+// shares several buckets once per bucket) and adds the partition's
+// statistics to the bundle's.
 func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, uint64), _ func(BucketStats)) error {
 	f.keys, f.ords = f.keys[:0], f.ords[:0]
 	var b []byte
@@ -213,6 +222,7 @@ func (f *bucketFn) top() []LargeBucket {
 	return topLargest(top)
 }
 
+// FinishBundle emits the bundle's statistics if it grouped any bucket.
 func (f *bucketFn) FinishBundle(_ func(uint64, uint64), stats func(BucketStats)) {
 	if f.stats.Buckets > 0 {
 		stats(f.stats)
@@ -226,8 +236,11 @@ type distinctFn struct {
 	n  int64
 }
 
+// StartBundle resets the bundle's count.
 func (f *distinctFn) StartBundle(_ func(uint64, uint64), _ func(int64)) { f.n = 0 }
 
+// ProcessElement emits each distinct candidate pair (a, b) of document a
+// once and counts them.
 func (f *distinctFn) ProcessElement(a uint64, it func(*uint64) bool, emit func(uint64, uint64), _ func(int64)) {
 	f.bs = f.bs[:0]
 	var b uint64
@@ -242,6 +255,7 @@ func (f *distinctFn) ProcessElement(a uint64, it func(*uint64) bool, emit func(u
 	f.n += int64(len(f.bs))
 }
 
+// FinishBundle emits the bundle's count of distinct pairs, if not zero.
 func (f *distinctFn) FinishBundle(_ func(uint64, uint64), count func(int64)) {
 	if f.n > 0 {
 		count(f.n)

@@ -39,25 +39,29 @@ func labelEdgesFn(a uint64, labels func(*uint64) bool, bs func(*uint64) bool, em
 }
 
 // Pair is a verified pair of documents, A < B.
-type Pair struct{ A, B uint64 }
+type Pair struct {
+	A, B uint64 // the documents' ords
+}
 
 // ClusterOut is one cluster of the output: its lowest member, which orders
 // the clusters, the kept document's id and the members' ids in order.
 type ClusterOut struct {
-	First   uint64
-	Kept    []byte
-	Members [][]byte
-	Marker  bool // an empty placeholder that makes sure a shard is written
+	First   uint64   // ord of the lowest member
+	Kept    []byte   // id of the kept document
+	Members [][]byte // ids of the members, in document order
+	Marker  bool     // an empty placeholder that makes sure a shard is written
 }
 
 // SizeCount is one bar of the cluster-size histogram.
 type SizeCount struct {
-	Size  int
-	Count int64
+	Size  int   // documents in a cluster
+	Count int64 // clusters of that size
 }
 
 // ClusterStats sums the clustering of the components.
 type ClusterStats struct {
+	// Clusters is the number of clusters of two or more documents, Removed
+	// the number of documents not kept.
 	Clusters, Removed int64
 	Sizes             []SizeCount // by size ascending
 }
@@ -96,10 +100,15 @@ type clusterFn struct {
 	stats ClusterStats
 }
 
+// StartBundle resets the bundle's statistics.
 func (f *clusterFn) StartBundle(_ func(ClusterOut), _ func(int, uint64), _ func(ClusterStats)) {
 	f.stats = ClusterStats{}
 }
 
+// ProcessElement clusters the component labelled label from its members
+// and, under Star, its pairs; it emits the clusters and each removed
+// document's ord keyed by its kept.jsonl shard, and adds to the bundle's
+// statistics.
 func (f *clusterFn) ProcessElement(label uint64, members func(*Member) bool, pairs func(*Pair) bool,
 	emit func(ClusterOut), removed func(int, uint64), _ func(ClusterStats)) error {
 	var ms []Member
@@ -168,6 +177,7 @@ func (f *clusterFn) ProcessElement(label uint64, members func(*Member) bool, pai
 	return nil
 }
 
+// FinishBundle emits the bundle's statistics.
 func (f *clusterFn) FinishBundle(_ func(ClusterOut), _ func(int, uint64), stats func(ClusterStats)) {
 	stats(f.stats)
 }

@@ -36,37 +36,37 @@ func localOf(o uint64) int64            { return int64(o & (1<<localBits - 1)) }
 
 // Split is one input file, read whole by one worker.
 type Split struct {
-	Index int
-	Path  string
+	Index int    // position in Config.Splits: the high bits of its documents' ords
+	Path  string // the input file (local, or remote such as gs://…)
 }
 
 // Config is what the pipeline's DoFns need, as plain JSON-serialisable data
 // (Beam serialises DoFn structs into the pipeline).
 type Config struct {
-	Splits    []string // Splits[i] is the path of split i
-	Corpus    CorpusConfig
-	Spec      string // shingle.Spec canonical form (keyed specs are not supported)
-	Params    minhash.Params
-	Bands     lsh.Params
-	Threshold float64
-	BucketCap int
-	Verify    dedup.Verify
-	Cluster   dedup.ClusterMode
-	Keep      cluster.Policy
+	Splits    []string          // Splits[i] is the path of split i
+	Corpus    CorpusConfig      // how the splits are read
+	Spec      string            // shingle.Spec canonical form (keyed specs are not supported)
+	Params    minhash.Params    // signature params, defaults filled in
+	Bands     lsh.Params        // the banding, dedup.Options.Banding
+	Threshold float64           // Jaccard similarity at or above which a pair is a near duplicate
+	BucketCap int               // largest bucket paired in full, in documents
+	Verify    dedup.Verify      // how candidate pairs are verified
+	Cluster   dedup.ClusterMode // how verified pairs become clusters
+	Keep      cluster.Policy    // which document each cluster keeps
 	// PartitionBits: the band-key entries are grouped in 1<<PartitionBits
 	// partitions of the bucket-key space.
 	PartitionBits uint
 	Out           string // output directory
-	SingleFile    bool
-	ShardLines    int
+	SingleFile    bool   // each output one file, by one worker, under dedup's name; else shards
+	ShardLines    int    // lines a pairs.tsv shard aims at (Options.ShardLines, resolved)
 }
 
 // CorpusConfig is corpus.Options without the standard input.
 type CorpusConfig struct {
-	Format                        string
-	IDField, TextField, KeepField string
-	MaxRecordBytes, BatchBytes    int
-	SkipBad                       bool
+	Format                        string // corpus.Options.Format, as a string
+	IDField, TextField, KeepField string // corpus.Options' field names
+	MaxRecordBytes, BatchBytes    int    // corpus.Options' sizes, in bytes; 0 for the defaults
+	SkipBad                       bool   // corpus.Options.SkipBad: skip bad records instead of failing
 }
 
 func newCorpusConfig(o *corpus.Options) CorpusConfig {

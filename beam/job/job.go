@@ -432,6 +432,8 @@ func clusterMarkerFn(shard int, emit func(int, ClusterOut)) { emit(shard, Cluste
 // splitShardFn keys a split by its kept.jsonl shard.
 type splitShardFn struct{ C Config }
 
+// ProcessElement keys split by its kept.jsonl shard: itself, or 0 under
+// SingleFile.
 func (f *splitShardFn) ProcessElement(split int) (int, int) {
 	if f.C.SingleFile {
 		return 0, split

@@ -15,15 +15,15 @@ import (
 
 // SplitStats is what signing one split saw, for the report.
 type SplitStats struct {
-	Split     int
-	Records   int64 // records read, bad ones included (corpus Stats.Records)
-	ReaderBad int64 // records the reader skipped (too large, under SkipBad)
-	Emitted   int64 // records the reader handed out
-	LastLocal int64 // local index of the last record handed out, −1 if none
-	ParseBad  int64 // records that failed to parse (under SkipBad)
-	Empty     int64 // documents without features
-	Bytes     int64 // record bytes read, decompressed
-	Hash      minhash.Metrics
+	Split     int             // the split's index (Split.Index)
+	Records   int64           // records read, bad ones included (corpus Stats.Records)
+	ReaderBad int64           // records the reader skipped (too large, under SkipBad)
+	Emitted   int64           // records the reader handed out
+	LastLocal int64           // local index of the last record handed out, −1 if none
+	ParseBad  int64           // records that failed to parse (under SkipBad)
+	Empty     int64           // documents without features
+	Bytes     int64           // record bytes read, decompressed
+	Hash      minhash.Metrics // the signing metrics of the split's documents
 }
 
 // eachRecord reads split i of c and calls fn with every record, in order,
@@ -110,6 +110,8 @@ func (k *sketcher) bandKeys() []uint64 {
 // in batches KV<partition, packed entries>, and the split's statistics.
 type signFn struct{ C Config }
 
+// ProcessElement reads and signs split sp, emits its documents' band-key
+// entries in per-partition batches and then the split's statistics.
 func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
 	parser, err := corpus.NewParser(f.C.Corpus.options())
 	if err != nil {

@@ -10,22 +10,22 @@ import (
 
 // OrdID is a document's number and id.
 type OrdID struct {
-	Ord uint64
-	ID  []byte
+	Ord uint64 // the document's ord
+	ID  []byte // its id
 }
 
 // Stats is everything the report needs from the pipelines; each stage fills
 // its part and one combine merges them.
 type Stats struct {
-	Splits       []SplitStats
-	Buckets      BucketStats
-	HasBuckets   bool
-	Candidates   int64
-	VerifiedDocs int64
-	Hist         Hist
-	FirstIDs     []OrdID // ids of the listed buckets' first members
-	Clusters     ClusterStats
-	Kept         int64
+	Splits       []SplitStats // one per split, in no particular order
+	Buckets      BucketStats  // summed over the partitions
+	HasBuckets   bool         // whether any partition reported bucket statistics
+	Candidates   int64        // distinct candidate pairs
+	VerifiedDocs int64        // documents read again for verification
+	Hist         Hist         // similarity histogram of the verified pairs
+	FirstIDs     []OrdID      // ids of the listed buckets' first members
+	Clusters     ClusterStats // summed over the components
+	Kept         int64        // records written to kept.jsonl
 }
 
 func (a Stats) merge(b Stats) Stats {
@@ -63,6 +63,7 @@ func (a Hist) merge(b Hist) Hist {
 
 type statsFn struct{}
 
+// MergeAccumulators merges two partial Stats.
 func (*statsFn) MergeAccumulators(a, b Stats) Stats { return a.merge(b) }
 
 func splitStatsToStats(s SplitStats) Stats     { return Stats{Splits: []SplitStats{s}} }

@@ -19,12 +19,12 @@ import (
 // bytes each (as []uint64 Beam would write each as a varint, up to 10 bytes
 // for a hash).
 type DocInfo struct {
-	ID      []byte
-	Length  int64
-	Keep    float64
-	HasKeep bool
-	Sig     []byte
-	Text    []byte
+	ID      []byte  // the document's id
+	Length  int64   // its text length in bytes
+	Keep    float64 // its keep-field value, if HasKeep
+	HasKeep bool    // whether it has a keep-field value
+	Sig     []byte  // its signature words, packed
+	Text    []byte  // its text under VerifyExact; nil otherwise
 }
 
 func packWords(dst []byte, w []uint64) []byte {
@@ -43,19 +43,19 @@ func unpackWords(dst []uint64, b []byte) []uint64 {
 
 // Half is a candidate pair (A, B) on its way to B, carrying A's DocInfo.
 type Half struct {
-	A    uint64
-	Info DocInfo
+	A    uint64  // ord of the pair's lower document
+	Info DocInfo // A's DocInfo
 }
 
 // Edge is a verified pair, A < B in document order, with what the outputs
 // and the keep policy need of both documents.
 type Edge struct {
-	A, B               uint64
-	IDA, IDB           []byte
-	Est, Exact         float64 // Exact < 0: not computed
-	LenA, LenB         int64
-	KeepA, KeepB       float64
-	HasKeepA, HasKeepB bool
+	A, B               uint64  // the documents' ords
+	IDA, IDB           []byte  // their ids
+	Est, Exact         float64 // estimated and exact similarity; Exact < 0: not computed
+	LenA, LenB         int64   // their text lengths in bytes
+	KeepA, KeepB       float64 // their keep-field values, if HasKeepA, HasKeepB
+	HasKeepA, HasKeepB bool    // whether they have keep-field values
 }
 
 // Roles of a document in the candidate pairs, carried in the high bits of
@@ -80,8 +80,13 @@ type docInfoFn struct {
 	n int64
 }
 
+// StartBundle resets the bundle's count.
 func (f *docInfoFn) StartBundle(_, _ func(uint64, DocInfo), _ func(int64)) { f.n = 0 }
 
+// ProcessElement takes a split and the local indices, tagged with their
+// roles, of its documents in candidate pairs; it re-reads the split and
+// emits each such document's DocInfo to the outputs of its roles, counting
+// them.
 func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int64) bool, emitA, emitB func(uint64, DocInfo), _ func(int64)) error {
 	var need []int64
 	var l int64
@@ -150,6 +155,7 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 	return nil
 }
 
+// FinishBundle emits the bundle's count of documents read, if not zero.
 func (f *docInfoFn) FinishBundle(_, _ func(uint64, DocInfo), count func(int64)) {
 	if f.n > 0 {
 		count(f.n)
@@ -179,6 +185,7 @@ type verifyFn struct {
 	sa, sb, fa, fb []uint64
 }
 
+// Setup builds the shingler of Config.Spec, for exact verification.
 func (f *verifyFn) Setup() error {
 	spec, err := f.C.spec()
 	if err != nil {
@@ -194,6 +201,8 @@ func (f *verifyFn) features(dst []uint64, text []byte) []uint64 {
 	return eval.Normalize(f.sh.AppendFeatures(dst[:0], text))
 }
 
+// ProcessElement verifies the candidate pairs (a, b) arriving at b, given
+// b's DocInfo and the pairs' Halves, and emits those that pass as Edges.
 func (f *verifyFn) ProcessElement(b uint64, infos func(*DocInfo) bool, halves func(*Half) bool, emit func(Edge)) error {
 	var ib DocInfo
 	if !infos(&ib) {
@@ -233,11 +242,11 @@ func edgeGraph(e Edge) (uint64, uint64) { return e.A, e.B }
 
 // Member is a clustered document: its id and keep-policy attributes.
 type Member struct {
-	Ord     uint64
-	ID      []byte
-	Length  int64
-	Keep    float64
-	HasKeep bool
+	Ord     uint64  // the document's ord
+	ID      []byte  // its id
+	Length  int64   // its text length in bytes
+	Keep    float64 // its keep-field value, if HasKeep
+	HasKeep bool    // whether it has a keep-field value
 }
 
 // edgeMembers emits both documents of an edge as Members.
@@ -249,6 +258,9 @@ func edgeMembers(e Edge, emit func(uint64, Member)) {
 // Hist is the pair-similarity histogram of the verified pairs (bins of
 // dedup.HistogramBin).
 type Hist struct {
+	// Est and Exact count the pairs by estimated and by exact similarity;
+	// Exact is filled even when not computed (bin 0), and the driver then
+	// drops it. Both are nil when there are no pairs.
 	Est, Exact []int64
 }
 

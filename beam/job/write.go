@@ -31,8 +31,8 @@ import (
 // PairLine is a pairs.tsv line with its sort key: the row's (IDA, IDB, A,
 // B) in an encoding whose bytewise order is dedup.ComparePairRows's.
 type PairLine struct {
-	Key, Text []byte
-	Marker    bool // an empty placeholder that makes sure a shard is written
+	Key, Text []byte // the sort key; the line, newline included
+	Marker    bool   // an empty placeholder that makes sure a shard is written
 }
 
 // appendKeyBytes appends b in an order-preserving, self-delimiting form:
@@ -62,18 +62,20 @@ const sampleSize = 4096
 // PairSample is the number of pair lines and the sampleSize keys of least
 // xxh3 hash among them: a uniform sample that does not depend on bundling.
 type PairSample struct {
-	Count int64
-	Keys  [][]byte
+	Count int64    // pair lines seen
+	Keys  [][]byte // the sampleSize keys of least xxh3 hash and maybe others; at most 2·sampleSize
 }
 
 type pairSampleFn struct{}
 
+// AddInput counts line l and adds its key to the sample.
 func (pairSampleFn) AddInput(s PairSample, l PairLine) PairSample {
 	s.Count++
 	s.Keys = bottomK(append(s.Keys, l.Key))
 	return s
 }
 
+// MergeAccumulators merges two samples.
 func (pairSampleFn) MergeAccumulators(a, b PairSample) PairSample {
 	return PairSample{Count: a.Count + b.Count, Keys: bottomK(append(slices.Clone(a.Keys), b.Keys...))}
 }
@@ -97,14 +99,16 @@ func bottomK(keys [][]byte) [][]byte {
 
 // Splitters are the first keys of pairs shards 1…N−1.
 type Splitters struct {
-	N    int
-	Keys [][]byte
+	N    int      // number of pairs shards, at least 1
+	Keys [][]byte // N−1 distinct keys, ascending
 }
 
 // splittersFn picks N = ⌈count/ShardLines⌉ shards (one under SingleFile) and
 // cuts the sorted sample at its N-quantiles.
 type splittersFn struct{ C Config }
 
+// ProcessElement chooses the pairs shards from sample s and emits their
+// Splitters.
 func (f *splittersFn) ProcessElement(s PairSample, emit func(Splitters)) {
 	keys := bottomK(s.Keys)
 	if len(keys) > sampleSize {
@@ -145,6 +149,7 @@ func pairMarkersFn(sp Splitters, emit func(int, PairLine)) {
 // writePairsFn sorts and writes one pairs shard.
 type writePairsFn struct{ C Config }
 
+// ProcessElement sorts the lines of pairs shard shard and writes it.
 func (f *writePairsFn) ProcessElement(ctx context.Context, shard int, it func(*PairLine) bool, sp Splitters) error {
 	var lines []PairLine
 	var l PairLine
@@ -191,6 +196,7 @@ func writeOutput(ctx context.Context, dir, name string, fn func(*bufio.Writer) e
 // member, or 0 for a single file.
 type clusterShardFn struct{ C Config }
 
+// ProcessElement keys cluster c by its clusters.jsonl shard.
 func (f *clusterShardFn) ProcessElement(c ClusterOut, emit func(int, ClusterOut)) {
 	if f.C.SingleFile {
 		emit(0, c)
@@ -201,8 +207,8 @@ func (f *clusterShardFn) ProcessElement(c ClusterOut, emit func(int, ClusterOut)
 
 // ShardCount is one output shard's number of clusters.
 type ShardCount struct {
-	Shard int
-	Count int64
+	Shard int   // the clusters.jsonl shard
+	Count int64 // clusters in it
 }
 
 func countOne(shard int, _ ClusterOut) (int, int64) { return shard, 1 }
@@ -216,6 +222,8 @@ type writeClustersFn struct {
 	Shards int
 }
 
+// ProcessElement sorts the clusters of shard shard by lowest member,
+// numbers them after the clusters of the earlier shards and writes them.
 func (f *writeClustersFn) ProcessElement(ctx context.Context, shard int, it func(*ClusterOut) bool, counts func(*ShardCount) bool) error {
 	var offset int64
 	var sc ShardCount
@@ -268,6 +276,9 @@ type writeKeptFn struct {
 	Shards int
 }
 
+// ProcessElement writes kept.jsonl shard shard from the records of its
+// splits less the removed ones (and, under SkipBad, those that fail to
+// parse), and emits the number of records written.
 func (f *writeKeptFn) ProcessElement(ctx context.Context, shard int, splits func(*int) bool, removedIt func(*uint64) bool, kept func(int64)) error {
 	var sps []int
 	var sp int
