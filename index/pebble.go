@@ -724,9 +724,12 @@ func (d *DB) commitDone(w *writeBatch) {
 	d.docs.Add(int64(w.inserts))
 }
 
-// lockDocs takes the stripes of the ids and buckets of docs. Invalid
-// documents are skipped (they are rejected later).
-func (d *DB) lockDocs(s *scratch, docs []Doc) []uint32 {
+// lockDocs takes the stripes of the ids and buckets of docs and returns the
+// function that releases them; calling it again does nothing, so it can be
+// both deferred and called early (a write batch releases the locks before
+// waiting for its fsync). Invalid documents are skipped (they are rejected
+// later).
+func (d *DB) lockDocs(s *scratch, docs []Doc) (unlock func()) {
 	s.stripes = s.stripes[:0]
 	for i := range docs {
 		if validateDoc(&d.cfg, &docs[i]) != nil {
@@ -738,8 +741,15 @@ func (d *DB) lockDocs(s *scratch, docs []Doc) []uint32 {
 			s.stripes = append(s.stripes, bucketStripe(bk))
 		}
 	}
-	s.stripes = d.locks.lock(s.stripes)
-	return s.stripes
+	stripes := d.locks.lock(s.stripes)
+	s.stripes = stripes
+	locked := true
+	return func() {
+		if locked {
+			d.locks.unlock(stripes)
+			locked = false
+		}
+	}
 }
 
 // Insert stores docs without checking them; all or nothing.
@@ -756,14 +766,7 @@ func (d *DB) Insert(ctx context.Context, docs []Doc) error {
 	}
 	s := d.getScratch()
 	defer d.pool.Put(s)
-	stripes := d.lockDocs(s, docs)
-	locked := true
-	unlock := func() {
-		if locked {
-			d.locks.unlock(stripes)
-			locked = false
-		}
-	}
+	unlock := d.lockDocs(s, docs)
 	defer unlock()
 	it, err := d.newIter()
 	if err != nil {
@@ -809,14 +812,7 @@ func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([
 	}
 	s := d.getScratch()
 	defer d.pool.Put(s)
-	stripes := d.lockDocs(s, docs)
-	locked := true
-	unlock := func() {
-		if locked {
-			d.locks.unlock(stripes)
-			locked = false
-		}
-	}
+	unlock := d.lockDocs(s, docs)
 	defer unlock()
 	// The iterator is made under the locks: it sees every write of the
 	// writers that held them before.
