@@ -58,24 +58,38 @@ for p in $cluster_ports; do
   nodes+=("127.0.0.1:$p")
   if ! answers "$p"; then
     echo "== starting redis cluster node on 127.0.0.1:$p"
+    # A nodes.conf left by an earlier run (same /tmp, servers since killed)
+    # would make the node rejoin that old cluster and refuse --cluster create.
+    rm -f "$dir/$p/nodes.conf"
     start "$p" --cluster-enabled yes --cluster-config-file "$dir/$p/nodes.conf" --cluster-node-timeout 5000
   fi
 done
 
 first="${cluster_ports%% *}"
-if redis-cli -h 127.0.0.1 -p "$first" cluster info 2>/dev/null | grep -q 'cluster_state:ok'; then
+cluster_ok() {
+  for p in $cluster_ports; do
+    redis-cli -h 127.0.0.1 -p "$p" cluster info 2>/dev/null | grep -q 'cluster_state:ok' || return 1
+  done
+}
+
+# An already formed cluster may need a moment to agree after a restart.
+for _ in $(seq 30); do cluster_ok && break; sleep 0.1; done
+if cluster_ok; then
   echo "== redis cluster already formed (${nodes[*]})"
 else
   echo "== forming redis cluster ${nodes[*]}"
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >/dev/null
-  for _ in $(seq 100); do
-    ok=1
-    for p in $cluster_ports; do
-      redis-cli -h 127.0.0.1 -p "$p" cluster info | grep -q 'cluster_state:ok' || ok=0
-    done
-    [ "$ok" = 1 ] && break
-    sleep 0.1
+  # Start from empty nodes whatever state they were left in: the tests keep
+  # nothing in Redis between runs.
+  for p in $cluster_ports; do
+    redis-cli -h 127.0.0.1 -p "$p" flushall >/dev/null || true
+    redis-cli -h 127.0.0.1 -p "$p" cluster reset hard >/dev/null || true
   done
-  [ "$ok" = 1 ] || { echo "redis cluster did not become ready" >&2; exit 1; }
+  if ! out=$(redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes 2>&1); then
+    echo "redis-cli --cluster create failed:" >&2; echo "$out" >&2
+    for p in $cluster_ports; do echo "--- $dir/$p/redis.log" >&2; tail -n 20 "$dir/$p/redis.log" >&2; done
+    exit 1
+  fi
+  for _ in $(seq 100); do cluster_ok && break; sleep 0.1; done
+  cluster_ok || { echo "redis cluster did not become ready:" >&2; redis-cli -h 127.0.0.1 -p "$first" cluster info >&2 || true; exit 1; }
 fi
 echo "== redis ready: standalone 127.0.0.1:$port, cluster ${nodes[*]}"
