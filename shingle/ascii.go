@@ -39,7 +39,7 @@ func (s *Shingler) foldASCII(text []byte) (int, bool) {
 	i, j := 0, 0
 	prev := uint8(1) // a separator before the text drops leading separators
 	if s.foldTab != nil {
-		i, j, prev = foldBlocks(d, text, s.foldTab)
+		i, j, prev = foldBlocks(d, text, s.foldTab, prev)
 	}
 	for _, b := range text[i:] {
 		if b >= 0x80 {

@@ -5,15 +5,21 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"testing"
 )
 
 // benchCorpora returns real texts to measure on: the bundled news articles
-// (ASCII English prose) and Go source files from GOROOT (code, some Unicode).
+// (ASCII English prose), the same articles typeset as web pages usually are
+// ("web": curly quotes and apostrophes, en dashes, no-break spaces, so every
+// document takes the Unicode path) and Go source files from GOROOT (code,
+// some Unicode).
 func benchCorpora(b *testing.B) map[string][][]byte {
 	out := map[string][][]byte{}
+	typeset := strings.NewReplacer("'", "’", ` "`, " “", `" `, "” ", " - ", " – ", ", ", ", ")
 	for _, t := range realTexts(b, 1000) {
 		out["articles"] = append(out["articles"], []byte(t))
+		out["web"] = append(out["web"], []byte(typeset.Replace(t)))
 	}
 	var files []string
 	filepath.WalkDir(filepath.Join(runtime.GOROOT(), "src", "net", "http"), func(p string, d os.DirEntry, err error) error {
@@ -45,7 +51,7 @@ func BenchmarkAppendFeatures(b *testing.B) {
 		{"char3-cjk", CJK},
 		{"token5", Spec{Unit: Token, N: 5, NFKC: true, FoldSpace: true}},
 	}
-	for _, corpus := range []string{"articles", "gosrc"} {
+	for _, corpus := range []string{"articles", "web", "gosrc"} {
 		docs := corpora[corpus]
 		if len(docs) == 0 {
 			continue

@@ -258,47 +258,44 @@ func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 		}
 		src = s.valid
 	}
-	if s.spec.NFKC && norm.NFKC.QuickSpan(src) < len(src) {
-		// norm.Iter holds its reorder buffer inline, so unlike Form.Append
-		// it does not allocate.
-		s.nfkc = s.nfkc[:0]
-		s.iter.Init(norm.NFKC, src)
-		for !s.iter.Done() {
-			s.nfkc = append(s.nfkc, s.iter.Next()...)
-		}
-		src = s.nfkc
-	}
-	if s.spec.CaseFold {
-		s.fold = caseFold(s.caser, s.fold, src)
-		src = s.fold
+	if s.spec.NFKC || s.spec.CaseFold {
+		src = s.foldRuns(src)
 	}
 	// Classification never lengthens the text: ASCII maps to ASCII and any
 	// other code point to itself or to one ASCII byte.
 	s.grow(len(src))
 	d := s.norm
-	j := 0
-	prev := true
+	i, j := 0, 0
+	prev := uint8(1) // a separator before the text drops leading separators
 	ascii := true
-	for i := 0; i < len(src); {
-		b := src[i]
-		var r rune
-		var sep bool
-		if b < utf8.RuneSelf {
-			r, sep = rune(s.out[b]), s.sep[b] == 1
-			i++
-		} else {
-			var size int
-			r, size = utf8.DecodeRune(src[i:])
-			i += size
-			r, sep = s.classify(r)
+	for i < len(src) {
+		// A stretch of ASCII, as foldASCII does it: whole 32-byte blocks
+		// with vector instructions where the CPU allows, the rest through
+		// the tables, up to the next non-ASCII code point.
+		if s.foldTab != nil && len(src)-i >= 32 {
+			di, dj, p := foldBlocks(d[j:], src[i:], s.foldTab, prev)
+			i, j, prev = i+di, j+dj, p
 		}
+		for ; i < len(src) && src[i] < utf8.RuneSelf; i++ {
+			b := src[i]
+			sp := s.sep[b]
+			d[j] = s.out[b]
+			j += int(1 - sp&prev)
+			prev = sp
+		}
+		if i == len(src) {
+			break
+		}
+		r, size := utf8.DecodeRune(src[i:])
+		i += size
+		r, sep := s.classify(r)
 		if sep && s.collapse {
-			if prev {
+			if prev == 1 {
 				continue
 			}
-			prev = true
+			prev = 1
 		} else {
-			prev = false
+			prev = 0
 		}
 		if r < utf8.RuneSelf {
 			d[j] = byte(r)
@@ -308,29 +305,101 @@ func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 			j += utf8.EncodeRune(d[j:], r)
 		}
 	}
-	if s.collapse && prev && j > 0 {
-		j--
+	if prev == 1 && j > 0 {
+		j-- // drop the trailing separator
 	}
 	s.pad(j)
 	return j, ascii
 }
 
-// caseFold applies full Unicode case folding to src (valid UTF-8), writing
-// into dst's backing array (grown as needed), and returns the result.
-func caseFold(c cases.Caser, dst, src []byte) []byte {
-	if cap(dst) < len(src)+16 {
-		dst = make([]byte, 0, 2*len(src)+16)
+// foldRuns applies NFKC and case folding, as the spec asks, to valid UTF-8
+// src and returns the result (in s.fold). Only the runs of non-ASCII bytes,
+// each with the one ASCII byte before it, go through the two
+// transformations; the ASCII bytes between are copied as they are, because
+// the classification that follows maps ASCII through s.out, which folds
+// their case. The result is what transforming the whole text gives:
+//   - NFKC works segment by segment, a segment starting at each code point
+//     that is a normalisation boundary — one that cannot combine with
+//     anything before it — and every ASCII character is one (tested for all
+//     128). The ASCII byte before a run is kept with it because a run may
+//     start with a combining mark that composes with that byte ("e" + U+0301).
+//   - Full case folding maps each code point on its own (CaseFolding.txt has
+//     no context); TestFoldRunsEveryRune checks the library agrees.
+//
+// Web text with curly quotes or no-break spaces in otherwise ASCII prose thus
+// costs little more than ASCII text, instead of a transformation of every
+// byte.
+func (s *Shingler) foldRuns(src []byte) []byte {
+	out := s.fold[:0]
+	for i := 0; i < len(src); {
+		k := i + indexNonASCII(src[i:])
+		if k == len(src) {
+			out = append(out, src[i:]...)
+			break
+		}
+		start := k
+		if start > i {
+			start-- // the starter a leading combining mark may compose with
+		}
+		out = append(out, src[i:start]...)
+		end := k + 1
+		for end < len(src) && src[end] >= utf8.RuneSelf {
+			end++
+		}
+		seg := src[start:end]
+		if s.spec.NFKC && norm.NFKC.QuickSpan(seg) < len(seg) {
+			// norm.Iter holds its reorder buffer inline, so unlike
+			// Form.Append it does not allocate.
+			s.nfkc = s.nfkc[:0]
+			s.iter.Init(norm.NFKC, seg)
+			for !s.iter.Done() {
+				s.nfkc = append(s.nfkc, s.iter.Next()...)
+			}
+			seg = s.nfkc
+		}
+		if s.spec.CaseFold {
+			out = appendCaseFold(s.caser, out, seg)
+		} else {
+			out = append(out, seg...)
+		}
+		i = end
 	}
+	s.fold = out
+	return out
+}
+
+// indexNonASCII returns the index of the first byte of p that is not ASCII,
+// or len(p): eight bytes at a time, then byte by byte.
+func indexNonASCII(p []byte) int {
+	i := 0
+	for ; i+8 <= len(p); i += 8 {
+		if binary.LittleEndian.Uint64(p[i:])&msb != 0 {
+			break
+		}
+	}
+	for ; i < len(p); i++ {
+		if p[i] >= utf8.RuneSelf {
+			return i
+		}
+	}
+	return i
+}
+
+// appendCaseFold appends the full Unicode case folding of src (valid UTF-8)
+// to dst, growing it as needed.
+func appendCaseFold(c cases.Caser, dst, src []byte) []byte {
 	for {
+		if cap(dst)-len(dst) < len(src)+16 {
+			dst = slices.Grow(dst, 2*len(src)+16)
+		}
 		c.Reset()
-		out := dst[:cap(dst)]
-		n, _, err := c.Transform(out, src, true)
+		n, _, err := c.Transform(dst[len(dst):cap(dst)], src, true)
 		if err == transform.ErrShortDst {
-			dst = make([]byte, 0, 2*cap(dst))
+			dst = slices.Grow(dst, 2*(cap(dst)-len(dst)))
 			continue
 		}
 		// Folding valid UTF-8 with atEOF set has no other error.
-		return out[:n]
+		return dst[:len(dst)+n]
 	}
 }
 

@@ -96,14 +96,15 @@ func newFoldTables(out *[256]byte, sep *[256]uint8) *foldTables {
 }
 
 // foldBlocks normalises whole 32-byte blocks of text into d while they are
-// ASCII, starting as if a separator preceded the text, and returns how many
-// bytes of text it read, how many it wrote and whether the last one written
-// was a separator (1) or not (0). d must have room for len(text)+8 bytes.
-func foldBlocks(d, text []byte, t *foldTables) (int, int, uint8) {
+// ASCII, prev saying whether the byte written before d was a separator (1;
+// also at the start of the text) or not (0), and returns how many bytes of
+// text it read, how many it wrote and whether the last one written was a
+// separator. d must have room for len(text)+8 bytes.
+func foldBlocks(d, text []byte, t *foldTables, prev uint8) (int, int, uint8) {
 	if len(text) < 32 || len(d) < len(text)+8 {
-		return 0, 0, 1
+		return 0, 0, prev
 	}
-	var r foldResult
+	r := foldResult{prev: uint64(prev)}
 	foldAVX2(unsafe.SliceData(d), unsafe.SliceData(text), len(text), t, &squeeze, &r)
 	return r.i, r.j, uint8(r.prev)
 }

@@ -11,7 +11,8 @@
 
 // func foldAVX2(d, text *byte, n int, t *foldTables, sq *[256]uint64, r *foldResult)
 //
-// Normalises 32-byte blocks of text[:n] into d while they are ASCII. Each
+// Normalises 32-byte blocks of text[:n] into d while they are ASCII, starting
+// from r.prev (1 if the byte written before d is a separator). Each
 // byte is classified with the nibble tables of t (space, separator, upper,
 // zero), mapped, and the separators that follow separators are squeezed out
 // eight bytes at a time with PSHUFB controls from sq. Writes i (bytes read),
@@ -25,7 +26,8 @@ TEXT ·foldAVX2(SB), NOSPLIT, $0-48
 	SUBQ $32, R11            // last block start
 	XORQ R8, R8              // i
 	XORQ R9, R9              // j
-	MOVQ $1, R10             // prev: a separator before the text
+	MOVQ r+40(FP), AX
+	MOVQ 16(AX), R10         // prev: 1 if a separator was written last
 
 	MOVQ $0x0f, AX
 	VMOVQ AX, X15

@@ -9,7 +9,9 @@ type foldTables struct{}
 
 func newFoldTables(out *[256]byte, sep *[256]uint8) *foldTables { return nil }
 
-func foldBlocks(d, text []byte, t *foldTables) (int, int, uint8) { return 0, 0, 1 }
+func foldBlocks(d, text []byte, t *foldTables, prev uint8) (int, int, uint8) {
+	return 0, 0, prev
+}
 
 type charConsts struct{}
 

@@ -1,0 +1,124 @@
+package shingle
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+)
+
+// TestFoldRunsEveryRune checks the two facts foldRuns rests on, over every
+// code point: an ASCII character is a normalisation boundary that nothing
+// before it combines with, so NFKC(x + a) = NFKC(x) + a; and case folding a
+// code point does not look at what follows it, so Fold(x + a) = Fold(x) +
+// Fold(a), for an ASCII letter, space, punctuation and digit a.
+func TestFoldRunsEveryRune(t *testing.T) {
+	for b := 0; b < utf8.RuneSelf; b++ {
+		if !norm.NFKC.PropertiesString(string(rune(b))).BoundaryBefore() {
+			t.Errorf("NFKC: ASCII %q is not a boundary before", rune(b))
+		}
+	}
+	step := rune(1)
+	if testing.Short() {
+		step = 7
+	}
+	fold := cases.Fold()
+	followers := []string{"A", " ", "1"}
+	for r := rune(utf8.RuneSelf); r <= utf8.MaxRune; r += step {
+		if !utf8.ValidRune(r) {
+			continue
+		}
+		x := string(r)
+		nx, fx := norm.NFKC.String(x), fold.String(x)
+		for _, a := range followers {
+			if got := norm.NFKC.String(x + a); got != nx+a {
+				t.Fatalf("NFKC(%U + %q) = %+q, want %+q", r, a, got, nx+a)
+			}
+			if got, want := fold.String(x+a), fx+fold.String(a); got != want {
+				t.Fatalf("Fold(%U + %q) = %+q, want %+q", r, a, got, want)
+			}
+		}
+	}
+}
+
+// TestFoldRunsMixedText compares the Shingler with the reference on texts of
+// ASCII words mixed with the code points that make normalisation and folding
+// hard: combining marks after ASCII letters and after other marks (which
+// NFKC reorders), compatibility characters that become ASCII, Hangul jamo
+// that compose, and letters whose folding changes their length.
+func TestFoldRunsMixedText(t *testing.T) {
+	hard := []string{
+		"\u0301", "\u0300", "\u0327", "\u0338", "\u0323\u0302", "\u0302\u0323", "\u034f",
+		"\u00a0", "\u2003", "\u2019", "\u201c", "\u2013", "\ufb01", "\u2460", "\uff21", "\u00bd",
+		"\u1100", "\u1161", "\u11a8", "\uac00", "\u00df", "\u0130", "\u03a3", "\u1e9e", "\u0149",
+		"\u00c5", "\u212b", "\u0041\u030a", "\u03c2", "\u1f88", "\U0001d400", "\U0001f600",
+		"\ufffd", "\u3000", "\u0660", "\u2028",
+	}
+	ascii := []string{"e", "A", "word", "Quick", " ", "  ", ".", ", ", "-", "'", "1", "x_y", "\n", "<", "=", "\u0020"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	texts := make([]string, 0, 1500)
+	for range cap(texts) {
+		var b strings.Builder
+		for n := rng.IntN(40); n >= 0; n-- {
+			if rng.IntN(3) == 0 {
+				b.WriteString(hard[rng.IntN(len(hard))])
+			} else {
+				b.WriteString(ascii[rng.IntN(len(ascii))])
+			}
+		}
+		texts = append(texts, b.String())
+	}
+	for _, spec := range testSpecs {
+		s := MustNew(spec)
+		for _, text := range texts {
+			got := s.AppendFeatures(nil, []byte(text))
+			if want := reference(spec, []byte(text)); !slices.Equal(got, want) {
+				t.Fatalf("%v on %+q:\ngot  %d features %x\nwant %d features %x", spec, text, len(got), head(got), len(want), head(want))
+			}
+		}
+	}
+}
+
+// TestFoldUnicodeStretches compares the Shingler with the reference on texts
+// whose long ASCII stretches (0 to 100 bytes, often dense in separators) lie
+// between non-ASCII code points, for every spec that treats ASCII
+// differently, so the vector blocks of foldUnicode start in every state: after
+// a separator or not, at every offset, with every tail.
+func TestFoldUnicodeStretches(t *testing.T) {
+	others := []string{"\u00e9", "\u2019", "\u00a0", "e\u0301", "\u00df", "\u0130", "\u65e5", "\U0001f600", "\xff"}
+	rng := rand.New(rand.NewPCG(7, 11))
+	texts := make([]string, 0, 200)
+	for range cap(texts) {
+		var b strings.Builder
+		for k := rng.IntN(4); k >= 0; k-- {
+			n := rng.IntN(101)
+			for range n {
+				if rng.IntN(2) == 0 {
+					b.WriteByte(" ,.-'xA\t1_"[rng.IntN(10)])
+				} else {
+					b.WriteByte(byte(rng.IntN(0x80)))
+				}
+			}
+			b.WriteString(others[rng.IntN(len(others))])
+		}
+		texts = append(texts, b.String())
+	}
+	specs := asciiSpecs()
+	for _, sp := range asciiSpecs() {
+		sp.NFKC = true
+		specs = append(specs, sp)
+	}
+	for _, spec := range specs {
+		s := MustNew(spec)
+		for _, text := range texts {
+			got := s.AppendFeatures(nil, []byte(text))
+			if want := reference(spec, []byte(text)); !slices.Equal(got, want) {
+				t.Fatalf("%v on %+q:\ngot  %d features %x\nwant %d features %x", spec, text, len(got), head(got), len(want), head(want))
+			}
+		}
+	}
+}
