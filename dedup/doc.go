@@ -1,0 +1,20 @@
+// Package dedup is neardup's batch deduplication: Run reads one or more
+// corpora, finds every pair of documents whose Jaccard similarity reaches a
+// threshold, groups them into clusters and keeps one document per cluster.
+//
+// Run goes through five stages, each timed in the report: sign (shingle and
+// MinHash every document, and band its signature into LSH keys), candidates
+// (sort the band keys and pair the members of each bucket), verify (check
+// each candidate exactly, by its signatures, or not at all; see Verify),
+// cluster (connected components or stars; see ClusterMode) and write. Data
+// that grows with the corpus is held within Options.Memory and spills to
+// temporary files past it. Into its output directory Run writes kept.jsonl
+// (the kept input records, untouched), clusters.jsonl, pairs.tsv,
+// report.json (Report) and report.html.
+//
+// The outputs depend only on the inputs and the options, never on the number
+// of workers or on whether the run spilled. The rules and formats of those
+// outputs are exported too (Options.Banding, NewPairRow, AppendClusterLine,
+// NewReport and others), so that another driver of the same stages, the
+// Apache Beam job in beam/, reproduces them byte for byte.
+package dedup
