@@ -56,7 +56,7 @@ func TestFoldRunsMixedText(t *testing.T) {
 		"\u00a0", "\u2003", "\u2019", "\u201c", "\u2013", "\ufb01", "\u2460", "\uff21", "\u00bd",
 		"\u1100", "\u1161", "\u11a8", "\uac00", "\u00df", "\u0130", "\u03a3", "\u1e9e", "\u0149",
 		"\u00c5", "\u212b", "\u0041\u030a", "\u03c2", "\u1f88", "\U0001d400", "\U0001f600",
-		"\ufffd", "\u3000", "\u0660", "\u2028",
+		"\ufffd", "\u3000", "\u0660", "\u2028", "\xff", "\xc3", "\xe2\x82",
 	}
 	ascii := []string{"e", "A", "word", "Quick", " ", "  ", ".", ", ", "-", "'", "1", "x_y", "\n", "<", "=", "\u0020"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -89,7 +89,7 @@ func TestFoldRunsMixedText(t *testing.T) {
 // differently, so the vector blocks of foldUnicode start in every state: after
 // a separator or not, at every offset, with every tail.
 func TestFoldUnicodeStretches(t *testing.T) {
-	others := []string{"\u00e9", "\u2019", "\u00a0", "e\u0301", "\u00df", "\u0130", "\u65e5", "\U0001f600", "\xff"}
+	others := []string{"\u00e9", "\u2019", "\u00a0", "e\u0301", "\u00df", "\u0130", "\u65e5", "\U0001f600", "\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80"}
 	rng := rand.New(rand.NewPCG(7, 11))
 	texts := make([]string, 0, 200)
 	for range cap(texts) {

@@ -49,7 +49,7 @@ type Shingler struct {
 	spans    *unitSpans  // its scratch, or nil
 
 	norm  []byte  // normalised text, followed by slack spaces
-	valid []byte  // text with invalid UTF-8 replaced (non-ASCII texts only)
+	valid []byte  // text or segment with invalid UTF-8 replaced
 	nfkc  []byte  // NFKC output (non-ASCII texts only)
 	fold  []byte  // case-folding output (non-ASCII texts only)
 	offs  []int32 // code point offsets into norm (non-ASCII char units only)
@@ -249,17 +249,11 @@ func (s *Shingler) pad(n int) {
 // classification. It returns the length and whether the result is ASCII.
 func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 	src := text
-	if !utf8.Valid(src) {
-		s.valid = s.valid[:0]
-		for len(src) > 0 {
-			r, size := utf8.DecodeRune(src)
-			s.valid = utf8.AppendRune(s.valid, r) // RuneError for each invalid byte
-			src = src[size:]
-		}
-		src = s.valid
-	}
 	if s.spec.NFKC || s.spec.CaseFold {
-		src = s.foldRuns(src)
+		src = s.foldRuns(src) // replaces invalid UTF-8 run by run
+	} else if !utf8.Valid(src) {
+		src = replaceInvalid(s.valid[:0], src)
+		s.valid = src
 	}
 	// Classification never lengthens the text: ASCII maps to ASCII and any
 	// other code point to itself or to one ASCII byte.
@@ -312,8 +306,9 @@ func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 	return j, ascii
 }
 
-// foldRuns applies NFKC and case folding, as the spec asks, to valid UTF-8
-// src and returns the result (in s.fold). Only the runs of non-ASCII bytes,
+// foldRuns applies NFKC and case folding, as the spec asks, to src, each
+// byte of it that is not part of a valid UTF-8 sequence read as U+FFFD, and
+// returns the result (in s.fold). Only the runs of non-ASCII bytes,
 // each with the one ASCII byte before it, go through the two
 // transformations; the ASCII bytes between are copied as they are, because
 // the classification that follows maps ASCII through s.out, which folds
@@ -347,6 +342,12 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 			end++
 		}
 		seg := src[start:end]
+		if !utf8.Valid(seg) {
+			// Segments end at ASCII bytes, which no valid sequence
+			// contains, so this is the whole text's replacement.
+			seg = replaceInvalid(s.valid[:0], seg)
+			s.valid = seg
+		}
 		if s.spec.NFKC && norm.NFKC.QuickSpan(seg) < len(seg) {
 			// norm.Iter holds its reorder buffer inline, so unlike
 			// Form.Append it does not allocate.
@@ -366,6 +367,17 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 	}
 	s.fold = out
 	return out
+}
+
+// replaceInvalid appends src to dst with each byte that is not part of a
+// valid UTF-8 sequence replaced by U+FFFD, and returns the result.
+func replaceInvalid(dst, src []byte) []byte {
+	for len(src) > 0 {
+		r, size := utf8.DecodeRune(src)
+		dst = utf8.AppendRune(dst, r) // RuneError for each invalid byte
+		src = src[size:]
+	}
+	return dst
 }
 
 // indexNonASCII returns the index of the first byte of p that is not ASCII,
