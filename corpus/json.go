@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/jsontext"
 )
 
 // This file holds a small JSON scanner specialised for one job: find a few
@@ -409,56 +411,8 @@ func appendUnescaped(dst, s []byte) []byte {
 	}
 }
 
-// jsonSafe marks the ASCII bytes that appendJSONString copies unchanged.
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := 0x20; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-// appendJSONString appends s as a quoted JSON string to dst. It escapes '"',
-// '\\' and control characters and replaces each byte of invalid UTF-8 with
-// U+FFFD, as encoding/json does, so the output is always valid JSON; unlike
-// encoding/json it leaves '<', '>', '&', U+2028 and U+2029 alone.
-func appendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRune(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// appendJSONString appends s as a quoted JSON string to dst, escaped as
+// encoding/json escapes it with HTML escaping off (invalid UTF-8 becomes
+// U+FFFD), so the output is always valid JSON. It is jsontext.AppendBytes
+// under the name this package's writers use.
+func appendJSONString(dst, s []byte) []byte { return jsontext.AppendBytes(dst, s) }

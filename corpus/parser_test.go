@@ -186,7 +186,8 @@ func TestAppendJSONString(t *testing.T) {
 		{"plain", `"plain"`},
 		{"q\"b\\s/", `"q\"b\\s/"`},
 		{"\n\r\t\x00\x1f\x7f", `"\n\r\t\u0000\u001f` + "\x7f" + `"`},
-		{"<&>\u2028é", "\"<&>\u2028é\""},
+		{"\b\f", `"\b\f"`},
+		{"<&>\u2028\u2029é", `"<&>\u2028\u2029é"`},
 		{"bad\xff\xc3x", `"bad\ufffd\ufffdx"`},
 	} {
 		if got := string(appendJSONString([]byte("pre"), []byte(tc.in))); got != "pre"+tc.want {

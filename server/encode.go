@@ -3,7 +3,8 @@ package server
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/neardup/neardup/internal/jsontext"
 )
 
 // appendCheckResult appends r as JSON, byte for byte what encoding/json
@@ -11,16 +12,16 @@ import (
 // hot path of the service.
 func appendCheckResult(dst []byte, r *CheckResult) []byte {
 	dst = append(dst, `{"id":`...)
-	dst = appendString(dst, r.ID)
+	dst = jsontext.AppendString(dst, r.ID)
 	dst = append(dst, `,"status":`...)
-	dst = appendString(dst, r.Status)
+	dst = jsontext.AppendString(dst, r.Status)
 	dst = append(dst, `,"duplicates":[`...)
 	for i, d := range r.Duplicates {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"id":`...)
-		dst = appendString(dst, d.ID)
+		dst = jsontext.AppendString(dst, d.ID)
 		dst = append(dst, `,"similarity":`...)
 		dst = appendFloat(dst, d.Similarity)
 		if len(d.Meta) > 0 {
@@ -36,68 +37,12 @@ func appendCheckResult(dst []byte, r *CheckResult) []byte {
 	}
 	if r.Error != nil {
 		dst = append(dst, `,"error":{"code":`...)
-		dst = appendString(dst, r.Error.Code)
+		dst = jsontext.AppendString(dst, r.Error.Code)
 		dst = append(dst, `,"message":`...)
-		dst = appendString(dst, r.Error.Message)
+		dst = jsontext.AppendString(dst, r.Error.Message)
 		dst = append(dst, '}')
 	}
 	return append(dst, '}', '\n')
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string, escaping as encoding/json does
-// with HTML escaping off (invalid UTF-8 becomes U+FFFD).
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 // appendFloat formats f as encoding/json does.
