@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -57,6 +58,8 @@ func TestFoldRunsMixedText(t *testing.T) {
 		"\u1100", "\u1161", "\u11a8", "\uac00", "\u00df", "\u0130", "\u03a3", "\u1e9e", "\u0149",
 		"\u00c5", "\u212b", "\u0041\u030a", "\u03c2", "\u1f88", "\U0001d400", "\U0001f600",
 		"\ufffd", "\u3000", "\u0660", "\u2028", "\xff", "\xc3", "\xe2\x82",
+		"\u304b", "\u3099", "\u309a", "\u65e5", "\u672c", "\u3001", "\uff0c", "\uff76", "\uff9e",
+		"\u00e9", "\u1100\u1161", "\u0915\u093c", "\u05d0\u05b7",
 	}
 	ascii := []string{"e", "A", "word", "Quick", " ", "  ", ".", ", ", "-", "'", "1", "x_y", "\n", "<", "=", "\u0020"}
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -118,6 +121,80 @@ func TestFoldUnicodeStretches(t *testing.T) {
 			got := s.AppendFeatures(nil, []byte(text))
 			if want := reference(spec, []byte(text)); !slices.Equal(got, want) {
 				t.Fatalf("%v on %+q:\ngot  %d features %x\nwant %d features %x", spec, text, len(got), head(got), len(want), head(want))
+			}
+		}
+	}
+}
+
+// TestFoldRunsCJK compares the Shingler with the reference on random texts of
+// CJK code points, most of them inert (copied as they are), mixed with those
+// that join them: kana voicing marks after kana, half-width kana and their
+// marks, Hangul jamo that compose into syllables, full-width forms,
+// ideographic space and punctuation, and ASCII.
+func TestFoldRunsCJK(t *testing.T) {
+	parts := []string{
+		"\u65e5", "\u672c", "\u8a9e", "\u4e2d", "\u6587", "\u304b", "\u306f", "\u30ab", "\u30cf",
+		"\u3099", "\u309a", "\uff76", "\uff9e", "\uff9f", "\u3000", "\u3001", "\u3002", "\uff0c",
+		"\uff21", "\uff41", "\uff11", "\u1100", "\u1161", "\u11a8", "\uac00", "\ud55c", "\u3131",
+		"\u2460", "\u3300", "\u00e9", "e\u0301", " ", "a", "B", "1", ".", "\U00020000", "\U0002f800",
+	}
+	rng := rand.New(rand.NewPCG(13, 17))
+	specs := append([]Spec{CJK, Prose, Web}, testSpecs...)
+	for range 400 {
+		var b strings.Builder
+		for n := rng.IntN(30); n >= 0; n-- {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		text := b.String()
+		for _, spec := range specs {
+			got := MustNew(spec).AppendFeatures(nil, []byte(text))
+			if want := reference(spec, []byte(text)); !slices.Equal(got, want) {
+				t.Fatalf("%v on %+q:\ngot  %d features %x\nwant %d features %x", spec, text, len(got), head(got), len(want), head(want))
+			}
+		}
+	}
+}
+
+// TestClassifyEveryRune checks classify, which reads runeTable for the Basic
+// Multilingual Plane, against the definition (as reference.go states it,
+// straight from Unicode's tables) for every code point and every spec that
+// classifies differently.
+func TestClassifyEveryRune(t *testing.T) {
+	step := rune(1)
+	if testing.Short() {
+		step = 7
+	}
+	for _, spec := range asciiSpecs() {
+		if spec.CaseFold {
+			continue // classify sees folded text; the flag changes nothing here
+		}
+		s := MustNew(spec)
+		for r := rune(0); r <= utf8.MaxRune; r += step {
+			if !utf8.ValidRune(r) {
+				continue
+			}
+			c := r
+			if spec.FoldDigits && unicode.Is(unicode.Nd, c) {
+				c = '0'
+			}
+			space := unicode.IsSpace(c)
+			if !space && spec.FoldPunct && unicode.In(c, unicode.P) {
+				c, space = ' ', true
+			}
+			var sep bool
+			switch spec.Unit {
+			case Word:
+				sep = space || !unicode.In(c, unicode.L, unicode.M, unicode.Nd, unicode.Pc)
+			case Token:
+				sep = space
+			case Char:
+				sep = space && spec.FoldSpace
+			}
+			if sep {
+				c = ' '
+			}
+			if got, gotSep := s.classify(r); got != c || gotSep != sep {
+				t.Fatalf("%v: classify(%U) = %U, %v; want %U, %v", spec, r, got, gotSep, c, sep)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package shingle
 import (
 	"encoding/binary"
 	"slices"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -123,17 +124,23 @@ func (s *Shingler) Spec() Spec { return s.spec }
 // with its neighbours). It is the single definition both the ASCII tables and
 // the Unicode path use.
 func (s *Shingler) classify(r rune) (rune, bool) {
+	var c uint8
+	if r >= utf8.RuneSelf && r < 1<<16 {
+		c = runeTable()[r]
+	} else {
+		c = classOf(r) // ASCII, for New's tables, without building runeTable
+	}
 	sp := s.spec
-	if sp.FoldDigits && unicode.IsDigit(r) {
+	if sp.FoldDigits && c&classDigit != 0 {
 		r = '0'
 	}
-	space := unicode.IsSpace(r)
-	if !space && sp.FoldPunct && unicode.IsPunct(r) {
+	space := c&classSpace != 0
+	if !space && sp.FoldPunct && c&classPunct != 0 {
 		r, space = ' ', true
 	}
 	switch sp.Unit {
 	case Word:
-		if !space && isWordRune(r) {
+		if !space && c&classWord != 0 {
 			return r, false
 		}
 		return ' ', true
@@ -148,6 +155,35 @@ func (s *Shingler) classify(r rune) (rune, bool) {
 		}
 		return r, false
 	}
+}
+
+// The Unicode properties classify needs, as bits. A code point folded to '0'
+// keeps its other bits: '0' is a word character and neither space nor
+// punctuation, as every decimal digit is.
+const (
+	classDigit = 1 << iota // unicode.IsDigit (Nd)
+	classSpace             // unicode.IsSpace
+	classPunct             // unicode.IsPunct (P)
+	classWord              // isWordRune
+	classInert             // see runeTable
+)
+
+// classOf returns the class bits of r (without classInert).
+func classOf(r rune) uint8 {
+	var c uint8
+	if unicode.IsDigit(r) {
+		c |= classDigit
+	}
+	if unicode.IsSpace(r) {
+		c |= classSpace
+	}
+	if unicode.IsPunct(r) {
+		c |= classPunct
+	}
+	if isWordRune(r) {
+		c |= classWord
+	}
+	return c
 }
 
 // isWordRune reports whether r is a word character: the Unicode \w of
@@ -308,65 +344,122 @@ func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 
 // foldRuns applies NFKC and case folding, as the spec asks, to src, each
 // byte of it that is not part of a valid UTF-8 sequence read as U+FFFD, and
-// returns the result (in s.fold). Only the runs of non-ASCII bytes,
-// each with the one ASCII byte before it, go through the two
-// transformations; the ASCII bytes between are copied as they are, because
-// the classification that follows maps ASCII through s.out, which folds
-// their case. The result is what transforming the whole text gives:
+// returns the result (in s.fold). Only the runs of code points that the two
+// transformations may change or join to a neighbour go through them, each
+// with the code point before it; ASCII and the inert code points of the
+// Basic Multilingual Plane (classInert in runeTable: most CJK ideographs, kana, Hangul
+// syllables, curly quotes, dashes) are copied as they are (ASCII is case
+// folded later, by the classification's tables). The result is what
+// transforming the whole text gives:
 //   - NFKC works segment by segment, a segment starting at each code point
 //     that is a normalisation boundary — one that cannot combine with
-//     anything before it — and every ASCII character is one (tested for all
-//     128). The ASCII byte before a run is kept with it because a run may
-//     start with a combining mark that composes with that byte ("e" + U+0301).
+//     anything before it. Every ASCII and every inert code point is one
+//     (tested for all of them). The code point before a run is kept with it
+//     because a run may start with a combining mark that composes with it
+//     ("e" + U+0301, "か" + U+3099).
 //   - Full case folding maps each code point on its own (CaseFolding.txt has
 //     no context); TestFoldRunsEveryRune checks the library agrees.
 //
-// Web text with curly quotes or no-break spaces in otherwise ASCII prose thus
-// costs little more than ASCII text, instead of a transformation of every
-// byte.
+// Web text with curly quotes in ASCII prose, and CJK text, thus cost little
+// more than ASCII text, instead of a transformation of every code point.
 func (s *Shingler) foldRuns(src []byte) []byte {
+	class := runeTable()
 	out := s.fold[:0]
+	done := 0  // src[:done] is in out
+	prev := -1 // where the code point before i starts, if it is not in out
 	for i := 0; i < len(src); {
-		k := i + indexNonASCII(src[i:])
-		if k == len(src) {
-			out = append(out, src[i:]...)
-			break
+		if src[i] < utf8.RuneSelf {
+			k := i + indexNonASCII(src[i:])
+			prev, i = k-1, k
+			continue
 		}
-		start := k
-		if start > i {
-			start-- // the starter a leading combining mark may compose with
+		r, size := utf8.DecodeRune(src[i:])
+		if size > 1 && r < 1<<16 && class[r]&classInert != 0 {
+			prev, i = i, i+size
+			continue
 		}
-		out = append(out, src[i:start]...)
-		end := k + 1
+		// A run to transform: from the code point before it (a boundary,
+		// being ASCII or inert) to the next ASCII or inert code point.
+		start := i
+		if prev >= done {
+			start = prev
+		}
+		out = append(out, src[done:start]...)
+		end := i + size
 		for end < len(src) && src[end] >= utf8.RuneSelf {
-			end++
-		}
-		seg := src[start:end]
-		if !utf8.Valid(seg) {
-			// Segments end at ASCII bytes, which no valid sequence
-			// contains, so this is the whole text's replacement.
-			seg = replaceInvalid(s.valid[:0], seg)
-			s.valid = seg
-		}
-		if s.spec.NFKC && norm.NFKC.QuickSpan(seg) < len(seg) {
-			// norm.Iter holds its reorder buffer inline, so unlike
-			// Form.Append it does not allocate.
-			s.nfkc = s.nfkc[:0]
-			s.iter.Init(norm.NFKC, seg)
-			for !s.iter.Done() {
-				s.nfkc = append(s.nfkc, s.iter.Next()...)
+			r, size := utf8.DecodeRune(src[end:])
+			if size > 1 && r < 1<<16 && class[r]&classInert != 0 {
+				break
 			}
-			seg = s.nfkc
+			end += size
 		}
-		if s.spec.CaseFold {
-			out = appendCaseFold(s.caser, out, seg)
-		} else {
-			out = append(out, seg...)
-		}
-		i = end
+		out = s.foldSegment(out, src[start:end])
+		done, prev, i = end, -1, end
 	}
+	out = append(out, src[done:]...)
 	s.fold = out
 	return out
+}
+
+// foldSegment appends seg, normalised and case folded as the spec asks, to
+// out. Invalid UTF-8 in seg is replaced first; since segments end at ASCII or
+// inert code points, which no valid sequence contains, that is the whole
+// text's replacement.
+func (s *Shingler) foldSegment(out, seg []byte) []byte {
+	if !utf8.Valid(seg) {
+		seg = replaceInvalid(s.valid[:0], seg)
+		s.valid = seg
+	}
+	if s.spec.NFKC && norm.NFKC.QuickSpan(seg) < len(seg) {
+		// norm.Iter holds its reorder buffer inline, so unlike
+		// Form.Append it does not allocate.
+		s.nfkc = s.nfkc[:0]
+		s.iter.Init(norm.NFKC, seg)
+		for !s.iter.Done() {
+			s.nfkc = append(s.nfkc, s.iter.Next()...)
+		}
+		seg = s.nfkc
+	}
+	if s.spec.CaseFold {
+		return appendCaseFold(s.caser, out, seg)
+	}
+	return append(out, seg...)
+}
+
+// runes holds the class bits of every code point below U+10000, so that the
+// Unicode path looks them up instead of searching Unicode's range tables.
+// classInert marks the code points that NFKC and full case folding leave as
+// they are and that nothing before them combines with (an NFKC boundary
+// before): they need no transformation and end any run that does. Built on
+// first use (about 10 ms, 64 KiB), from the same libraries the
+// transformations use.
+var runes struct {
+	once  sync.Once
+	class [1 << 16]uint8
+}
+
+// runeTable returns the class table, building it once.
+func runeTable() *[1 << 16]uint8 {
+	runes.once.Do(func() {
+		fold := cases.Fold()
+		var buf [64]byte
+		var enc [utf8.UTFMax]byte
+		for r := rune(0); r < 1<<16; r++ {
+			if !utf8.ValidRune(r) {
+				continue // surrogates: never decoded
+			}
+			c := classOf(r)
+			p := enc[:utf8.EncodeRune(enc[:], r)]
+			if r >= utf8.RuneSelf && norm.NFKC.Properties(p).BoundaryBefore() && norm.NFKC.IsNormal(p) {
+				fold.Reset()
+				if n, _, err := fold.Transform(buf[:], p, true); err == nil && string(buf[:n]) == string(p) {
+					c |= classInert
+				}
+			}
+			runes.class[r] = c
+		}
+	})
+	return &runes.class
 }
 
 // replaceInvalid appends src to dst with each byte that is not part of a
