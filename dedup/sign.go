@@ -2,14 +2,10 @@ package dedup
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"sync"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -30,8 +26,6 @@ const docBits = 32
 
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
-	seq     int
-	batch   *corpus.Batch
 	index   []int64
 	status  []uint8
 	ids     []byte
@@ -43,84 +37,74 @@ type signed struct {
 	textEnd []int
 	sigs    []uint64 // Words() per OK document
 	entries []uint64
-	bytes   int64
-	err     error
-	maxText int // capacity of texts kept across batches
-}
-
-func (s *signed) reset() {
-	if cap(s.texts) > s.maxText {
-		// A huge document grew the buffer: let it go, so that each batch in
-		// flight returns to about a batch's worth of text.
-		s.texts = nil
-	}
-	s.index, s.status, s.ids, s.idEnd = s.index[:0], s.status[:0], s.ids[:0], s.idEnd[:0]
-	s.length, s.keep, s.hasKeep = s.length[:0], s.keep[:0], s.hasKeep[:0]
-	s.texts, s.textEnd, s.sigs, s.entries = s.texts[:0], s.textEnd[:0], s.sigs[:0], s.entries[:0]
-	s.bytes, s.err = 0, nil
 }
 
 // signer is one worker's state.
 type signer struct {
-	parser *corpus.Parser
-	sh     *shingle.Shingler
-	h      *minhash.Hasher
-	params minhash.Params
-	bands  lsh.Params
-	doc    corpus.Document
-	sig    minhash.Signature
-	slots  []uint64
-	keys   []uint64
-	keepTx bool // keep texts (exact verification)
-	skip   bool
+	sh      *shingle.Shingler
+	h       *minhash.Hasher
+	params  minhash.Params
+	bands   lsh.Params
+	sig     minhash.Signature
+	slots   []uint64
+	keys    []uint64
+	keepTx  bool // keep texts (exact verification)
+	maxText int  // capacity of texts kept across batches
 }
 
-func (w *signer) process(b *corpus.Batch, out *signed) {
+// begin empties out, which holds an earlier batch's documents, for b.
+func (w *signer) begin(out *signed, b *corpus.Batch) {
+	if cap(out.texts) > w.maxText {
+		// A huge document grew the buffer: let it go, so that each batch in
+		// flight returns to about a batch's worth of text.
+		out.texts = nil
+	}
+	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
+	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
+	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
 	if w.keepTx && cap(out.texts) < b.Bytes() {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
 		// batch in flight holding up to twice its text.
 		out.texts = make([]byte, 0, b.Bytes())
 	}
-	for i := range b.Records {
-		rec := &b.Records[i]
-		out.bytes += int64(len(rec.Raw))
-		if err := w.parser.Parse(rec, &w.doc); err != nil {
-			if !w.skip {
-				out.err = err
-				return
-			}
-			out.index = append(out.index, rec.Index)
-			out.status = append(out.status, docBad)
-			out.idEnd = append(out.idEnd, len(out.ids))
-			out.length = append(out.length, 0)
-			out.keep = append(out.keep, 0)
-			out.hasKeep = append(out.hasKeep, false)
-			out.textEnd = append(out.textEnd, len(out.texts))
-			continue
-		}
-		out.index = append(out.index, rec.Index)
-		out.ids = append(out.ids, w.doc.ID...)
-		out.idEnd = append(out.idEnd, len(out.ids))
-		out.length = append(out.length, int64(len(w.doc.Text)))
-		out.keep = append(out.keep, w.doc.Keep)
-		out.hasKeep = append(out.hasKeep, w.doc.HasKeep)
-		w.sig = w.h.SignText(w.sig[:0], w.sh, w.doc.Text)
-		if w.h.Empty() {
-			out.status = append(out.status, docEmpty)
-			out.textEnd = append(out.textEnd, len(out.texts))
-			continue
-		}
-		out.status = append(out.status, docOK)
-		if w.keepTx {
-			out.texts = append(out.texts, w.doc.Text...)
-		}
+}
+
+// document signs and bands one document.
+func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
+	out.index = append(out.index, rec.Index)
+	out.ids = append(out.ids, doc.ID...)
+	out.idEnd = append(out.idEnd, len(out.ids))
+	out.length = append(out.length, int64(len(doc.Text)))
+	out.keep = append(out.keep, doc.Keep)
+	out.hasKeep = append(out.hasKeep, doc.HasKeep)
+	w.sig = w.h.SignText(w.sig[:0], w.sh, doc.Text)
+	if w.h.Empty() {
+		out.status = append(out.status, docEmpty)
 		out.textEnd = append(out.textEnd, len(out.texts))
-		out.sigs = append(out.sigs, w.sig...)
-		w.slots = w.params.AppendSlots(w.slots[:0], w.sig)
-		w.keys = w.bands.AppendKeys(w.keys[:0], w.slots)
-		out.entries = lsh.AppendEntries(out.entries, w.keys, uint32(rec.Index), docBits)
+		return nil
 	}
+	out.status = append(out.status, docOK)
+	if w.keepTx {
+		out.texts = append(out.texts, doc.Text...)
+	}
+	out.textEnd = append(out.textEnd, len(out.texts))
+	out.sigs = append(out.sigs, w.sig...)
+	w.slots = w.params.AppendSlots(w.slots[:0], w.sig)
+	w.keys = w.bands.AppendKeys(w.keys[:0], w.slots)
+	out.entries = lsh.AppendEntries(out.entries, w.keys, uint32(rec.Index), docBits)
+	return nil
+}
+
+// skip records a record that did not parse (under SkipBad) as a bad document.
+func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
+	out.index = append(out.index, rec.Index)
+	out.status = append(out.status, docBad)
+	out.idEnd = append(out.idEnd, len(out.ids))
+	out.length = append(out.length, 0)
+	out.keep = append(out.keep, 0)
+	out.hasKeep = append(out.hasKeep, false)
+	out.textEnd = append(out.textEnd, len(out.texts))
 }
 
 // sign reads every input, signs every document on all workers and hands the
@@ -134,107 +118,34 @@ func (r *run) sign(ctx context.Context) error {
 	r.bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer r.bar.Finish()
 
-	workers := r.opts.Workers
-	g, ctx := errgroup.WithContext(ctx)
-	todo := make(chan *signed, workers)
-	done := make(chan *signed, workers)
-	free := make(chan *signed, 2*workers+2)
-	batchBytes := r.opts.Corpus.BatchBytes
-	if batchBytes <= 0 {
-		batchBytes = corpus.DefaultBatchBytes
-	}
-	for i := 0; i < cap(free); i++ {
-		free <- &signed{batch: &corpus.Batch{}, maxText: 4 * batchBytes}
-	}
-
-	g.Go(func() error { // reader
-		defer close(todo)
-		for seq := 0; ; seq++ {
-			var s *signed
-			select {
-			case s = <-free:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			err := reader.Next(s.batch)
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
+	var signers []*signer
+	r.parseStats, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
+		func() (corpuspipe.Worker[signed], error) {
+			w, err := r.newSigner()
 			if err != nil {
+				return corpuspipe.Worker[signed]{}, err
+			}
+			signers = append(signers, w)
+			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
+		},
+		func(b *corpuspipe.Batch[signed]) error {
+			if err := r.collect(&b.Result); err != nil {
 				return err
 			}
-			s.seq = seq
-			select {
-			case todo <- s:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
-	})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for i := 0; i < workers; i++ {
-		w, err := r.newSigner()
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		g.Go(func() error {
-			defer wg.Done()
-			for s := range todo {
-				s.reset()
-				w.process(s.batch, s)
-				if s.err != nil {
-					return s.err
-				}
-				select {
-				case done <- s:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-			}
-			mu.Lock()
-			r.hashMetrics = r.hashMetrics.Add(w.h.Metrics())
-			r.parseStats = r.parseStats.Add(w.parser.Stats())
-			mu.Unlock()
+			r.bar.Add(int64(len(b.Result.index)), b.RawBytes)
 			return nil
 		})
-	}
-	go func() { wg.Wait(); close(done) }()
-
-	g.Go(func() error { // collector: applies batches in input order
-		pending := map[int]*signed{}
-		next := 0
-		for s := range done {
-			pending[s.seq] = s
-			for {
-				t, ok := pending[next]
-				if !ok {
-					break
-				}
-				delete(pending, next)
-				next++
-				if err := r.collect(t); err != nil {
-					return err
-				}
-				r.bar.Add(int64(len(t.index)), t.bytes)
-				free <- t
-			}
-		}
-		return nil
-	})
-	if err := g.Wait(); err != nil {
+	if err != nil {
 		return err
+	}
+	for _, w := range signers {
+		r.hashMetrics = r.hashMetrics.Add(w.h.Metrics())
 	}
 	r.readStats = reader.Stats()
 	return nil
 }
 
 func (r *run) newSigner() (*signer, error) {
-	p, err := corpus.NewParser(&r.opts.Corpus)
-	if err != nil {
-		return nil, err
-	}
 	sh, err := shingle.New(r.opts.Spec)
 	if err != nil {
 		return nil, err
@@ -243,7 +154,11 @@ func (r *run) newSigner() (*signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &signer{parser: p, sh: sh, h: h, params: h.Params(), bands: r.bands, keepTx: r.opts.Verify == VerifyExact, skip: r.opts.Corpus.SkipBad}, nil
+	batchBytes := r.opts.Corpus.BatchBytes
+	if batchBytes <= 0 {
+		batchBytes = corpus.DefaultBatchBytes
+	}
+	return &signer{sh: sh, h: h, params: h.Params(), bands: r.bands, keepTx: r.opts.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.

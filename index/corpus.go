@@ -2,14 +2,10 @@ package index
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"runtime"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/internal/ordered"
-	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/internal/corpuspipe"
 )
 
 // CorpusBuildStats report a BuildFromCorpus.
@@ -31,9 +27,6 @@ type CorpusBuildStats struct {
 // records and bytes read so far. Metadata is not read from the corpus.
 func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus.Options, bopts *BuildOptions, workers int, progress func(records, bytes int64)) (CorpusBuildStats, error) {
 	var st CorpusBuildStats
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	var co corpus.Options
 	if copts != nil {
 		co = *copts
@@ -56,81 +49,41 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 	cfg := d.cfg
 	words := cfg.Params.Words()
 	type signed struct {
-		batch *corpus.Batch
 		ids   []byte
 		idEnd []int
 		sigs  []uint64
 		empty int64
-		bad   int64
-		bytes int64
 	}
-	free := make(chan *corpus.Batch, 2*workers+2)
-	for range cap(free) {
-		free <- &corpus.Batch{}
-	}
-	err = ordered.Pipeline(ctx, workers,
-		func(emit func(*corpus.Batch) error) error {
-			for {
-				var batch *corpus.Batch
-				select {
-				case batch = <-free:
-				case <-ctx.Done():
-					return ctx.Err()
-				}
-				err := reader.Next(batch)
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if err := emit(batch); err != nil {
-					return err
-				}
+	parseStats, err := corpuspipe.Run(ctx, reader, &co, workers,
+		func() (corpuspipe.Worker[signed], error) {
+			signer, err := cfg.NewSigner()
+			if err != nil {
+				return corpuspipe.Worker[signed]{}, err
 			}
-		},
-		func() func(*corpus.Batch) (signed, error) {
-			parser, perr := corpus.NewParser(&co)
-			signer, serr := cfg.NewSigner()
-			var doc corpus.Document
-			return func(batch *corpus.Batch) (signed, error) {
-				if perr != nil {
-					return signed{}, perr
-				}
-				if serr != nil {
-					return signed{}, serr
-				}
-				res := signed{batch: batch}
-				for i := range batch.Records {
-					rec := &batch.Records[i]
-					res.bytes += int64(len(rec.Raw))
-					if err := parser.Parse(rec, &doc); err != nil {
-						if co.SkipBad {
-							res.bad++
-							continue
-						}
-						return res, err
-					}
+			return corpuspipe.Worker[signed]{
+				Begin: func(res *signed, _ *corpus.Batch) {
+					res.ids, res.idEnd, res.sigs, res.empty = res.ids[:0], res.idEnd[:0], res.sigs[:0], 0
+				},
+				Document: func(res *signed, rec *corpus.Record, doc *corpus.Document) error {
 					if len(doc.ID) == 0 || len(doc.ID) > MaxIDLen {
-						return res, fmt.Errorf("%s:%d: %w: id of %d bytes, want 1..%d", rec.File, rec.Line, ErrInvalidDocument, len(doc.ID), MaxIDLen)
+						return fmt.Errorf("%s:%d: %w: id of %d bytes, want 1..%d", rec.File, rec.Line, ErrInvalidDocument, len(doc.ID), MaxIDLen)
 					}
 					n := len(res.sigs)
-					var empty bool
-					var sig minhash.Signature
-					sig, empty = signer.Sign(res.sigs, doc.Text)
-					res.sigs = sig
+					sig, empty := signer.Sign(res.sigs, doc.Text)
 					if empty {
-						res.sigs = res.sigs[:n]
+						res.sigs = sig[:n]
 						res.empty++
-						continue
+						return nil
 					}
+					res.sigs = sig
 					res.ids = append(res.ids, doc.ID...)
 					res.idEnd = append(res.idEnd, len(res.ids))
-				}
-				return res, nil
-			}
+					return nil
+				},
+			}, nil
 		},
-		func(res signed) error {
+		func(batch *corpuspipe.Batch[signed]) error {
+			res := &batch.Result
 			prev := 0
 			for i, end := range res.idEnd {
 				doc := Doc{ID: string(res.ids[prev:end]), Sig: res.sigs[i*words : (i+1)*words]}
@@ -139,16 +92,15 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 					return err
 				}
 			}
-			st.Records += int64(len(res.batch.Records))
-			st.Bad += res.bad
+			st.Records += int64(len(batch.Records))
 			st.Empty += res.empty
-			st.Bytes += res.bytes
-			free <- res.batch
+			st.Bytes += batch.RawBytes
 			if progress != nil {
 				progress(st.Records, st.Bytes)
 			}
 			return nil
 		})
+	st.Bad += parseStats.Bad
 	st.Bad += reader.Stats().Bad
 	if err != nil {
 		return st, err

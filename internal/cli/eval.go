@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -22,7 +21,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
-	"github.com/neardup/neardup/internal/ordered"
+	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/shingle"
@@ -138,42 +137,18 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 		n    int64
 	}
 	fc := &featureCorpus{}
-	err = ordered.Pipeline(ctx, workers,
-		func(emit func(*corpus.Batch) error) error {
-			for {
-				b := &corpus.Batch{}
-				err := reader.Next(b)
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if err := emit(b); err != nil {
-					return err
-				}
+	_, err = corpuspipe.Run(ctx, reader, &copts, workers,
+		func() (corpuspipe.Worker[result], error) {
+			sh, err := shingle.New(spec)
+			if err != nil {
+				return corpuspipe.Worker[result]{}, err
 			}
-		},
-		func() func(*corpus.Batch) (result, error) {
-			parser, perr := corpus.NewParser(&copts)
-			sh, serr := shingle.New(spec)
-			var doc corpus.Document
 			var buf, scratch []uint64 // reused: only the exact-size set is kept
-			return func(b *corpus.Batch) (result, error) {
-				if perr != nil {
-					return result{}, perr
-				}
-				if serr != nil {
-					return result{}, serr
-				}
-				var res result
-				for i := range b.Records {
-					if err := parser.Parse(&b.Records[i], &doc); err != nil {
-						if copts.SkipBad {
-							continue
-						}
-						return result{}, err
-					}
+			return corpuspipe.Worker[result]{
+				Begin: func(res *result, _ *corpus.Batch) {
+					res.ids, res.sets, res.n = res.ids[:0], res.sets[:0], 0
+				},
+				Document: func(res *result, _ *corpus.Record, doc *corpus.Document) error {
 					buf = sh.AppendFeatures(buf[:0], doc.Text)
 					if cap(scratch) < len(buf) {
 						scratch = make([]uint64, len(buf))
@@ -182,11 +157,12 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 					res.ids = append(res.ids, string(doc.ID))
 					res.sets = append(res.sets, slices.Clone(slices.Compact(buf)))
 					res.n += int64(len(doc.Text))
-				}
-				return res, nil
-			}
+					return nil
+				},
+			}, nil
 		},
-		func(r result) error {
+		func(b *corpuspipe.Batch[result]) error {
+			r := &b.Result
 			fc.ids = append(fc.ids, r.ids...)
 			fc.sets = append(fc.sets, r.sets...)
 			fc.bytes += r.n

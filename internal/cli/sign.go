@@ -3,17 +3,15 @@ package cli
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/internal/ordered"
+	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -66,11 +64,10 @@ shingle spec and params fingerprints, so signatures made otherwise never mix.`,
 	return cmd
 }
 
+// signedBatch is the wire-format signatures of one batch's documents.
 type signedBatch struct {
-	batch *corpus.Batch
-	out   []byte
-	docs  int64
-	bytes int64
+	out  []byte
+	docs int64
 }
 
 func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spec shingle.Spec, params minhash.Params, copts corpus.Options) error {
@@ -96,53 +93,23 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 	}
 	bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer bar.Finish()
-	workers := o.workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
 	params.EnsureDefaults()
 	specFP := spec.Fingerprint()
-	var docs, bad int64
-	free := make(chan *corpus.Batch, 2*workers+2)
-	for range cap(free) {
-		free <- &corpus.Batch{}
-	}
-	err = ordered.Pipeline(ctx, workers,
-		func(emit func(*corpus.Batch) error) error {
-			for {
-				b := <-free
-				err := reader.Next(b)
-				if errors.Is(err, io.EOF) {
-					return nil
-				}
-				if err != nil {
-					return err
-				}
-				if err := emit(b); err != nil {
-					return err
-				}
+	var docs int64
+	parseStats, err := corpuspipe.Run(ctx, reader, &copts, o.workers,
+		func() (corpuspipe.Worker[signedBatch], error) {
+			sh, err := shingle.New(spec)
+			if err != nil {
+				return corpuspipe.Worker[signedBatch]{}, err
 			}
-		},
-		func() func(*corpus.Batch) (signedBatch, error) {
-			parser, perr := corpus.NewParser(&copts)
-			sh := shingle.MustNew(spec)
-			h := minhash.MustNewHasher(params)
-			var doc corpus.Document
+			h, err := minhash.NewHasher(params)
+			if err != nil {
+				return corpuspipe.Worker[signedBatch]{}, err
+			}
 			var sig minhash.Signature
-			return func(b *corpus.Batch) (signedBatch, error) {
-				if perr != nil {
-					return signedBatch{}, perr
-				}
-				res := signedBatch{batch: b}
-				for i := range b.Records {
-					rec := &b.Records[i]
-					res.bytes += int64(len(rec.Raw))
-					if err := parser.Parse(rec, &doc); err != nil {
-						if copts.SkipBad {
-							continue
-						}
-						return res, err
-					}
+			return corpuspipe.Worker[signedBatch]{
+				Begin: func(res *signedBatch, _ *corpus.Batch) { res.out, res.docs = res.out[:0], 0 },
+				Document: func(res *signedBatch, rec *corpus.Record, doc *corpus.Document) error {
 					sig = h.SignText(sig[:0], sh, doc.Text)
 					// A non-nil id, even when empty: every record carries one
 					// (AppendBinary writes no id for a nil one).
@@ -151,20 +118,18 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 						id = []byte{}
 					}
 					if len(id) >= minhash.MaxIDLen {
-						return res, fmt.Errorf("%s:%d: id of %d bytes, the limit is %d", rec.File, rec.Line, len(id), minhash.MaxIDLen-1)
+						return fmt.Errorf("%s:%d: id of %d bytes, the limit is %d", rec.File, rec.Line, len(id), minhash.MaxIDLen-1)
 					}
 					res.out = minhash.AppendBinary(res.out, params, specFP, id, sig)
 					res.docs++
-				}
-				return res, nil
-			}
+					return nil
+				},
+			}, nil
 		},
-		func(res signedBatch) error {
-			docs += res.docs
-			bad += int64(len(res.batch.Records)) - res.docs
-			bar.Add(res.docs, res.bytes)
-			free <- res.batch
-			_, err := bw.Write(res.out)
+		func(b *corpuspipe.Batch[signedBatch]) error {
+			docs += b.Result.docs
+			bar.Add(b.Result.docs, b.RawBytes)
+			_, err := bw.Write(b.Result.out)
 			return err
 		})
 	if err != nil {
@@ -179,6 +144,6 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 		}
 	}
 	bar.Finish()
-	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, bad+reader.Stats().Bad, spec, params)
+	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad, spec, params)
 	return nil
 }
