@@ -12,9 +12,9 @@ import (
 
 // FormatVersion is the latest version of the stored layout (keys and
 // values), part of the meta record. Version 2 added packed postings: an index
-// is marked version 2 when a bulk build writes them, and stays version 1
-// otherwise (a Redis index always), so that older builds, which read only
-// version 1, still open it. An index of a later version does not open
+// is marked version 2 when a bulk build or a repack writes them, and stays
+// version 1 otherwise (a Redis index always), so that older builds, which
+// read only version 1, still open it. An index of a later version does not open
 // (ErrCorrupt).
 const FormatVersion = 2
 
@@ -72,7 +72,7 @@ type metaRecord struct {
 func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
 
 // encodeMeta returns the meta record of a new index: layout version 1, no
-// packed postings (withPackedBits marks a bulk-built one).
+// packed postings (withPackedBits marks a bulk-built or repacked one).
 func encodeMeta(c Config) []byte {
 	m := metaRecord{
 		Format: 1, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),

@@ -25,8 +25,9 @@
 //	                           id, uvarint count and positions of postings
 //	                           dropped at full buckets, then the metadata
 //	p <bucket:4> <docnum:4>  → empty: a posting of its own (written online)
-//	q <group:4>              → packed postings (written by a bulk build): those
-//	                           of every bucket key whose high G bits are group
+//	q <group:4>              → packed postings (written by a bulk build or a
+//	                           repack): those of every bucket key whose high
+//	                           G bits are group
 //
 // A document number is given to each stored document (ascending; numbers of
 // deleted documents are not reused while the index is open, so an index takes
@@ -38,15 +39,17 @@
 // A posting is stored in one of two ways. Insert and CheckAndInsert write
 // each as a key of its own, so that a write touches only its own keys and
 // the documents of a bucket are one prefix scan. A bulk build packs its
-// postings: one value per group of bucket keys sharing their high G bits,
+// postings, and [DB.Repack] packs those written online later: one value per
+// group of bucket keys sharing their high G bits,
 // G chosen from the number of postings so that a group holds about 32
 // (G = 19 for 16 million); the value lists the group's postings sorted by
 // bucket key, the gaps between keys Rice-coded and the document numbers in
 // fixed width (packed.go has the format), 4 bytes a posting on disk instead
 // of 7.6. A bucket's documents are then its packed postings (one seek and a
 // short decode) and its postings of their own. Packed values change only
-// when a delete drops a posting from them; deletes that rewrite them hold a
-// mutex for it besides their stripes (a group spans many stripes).
+// when a delete drops a posting from them or a repack merges postings into
+// them; both hold a mutex for it (deletes besides their stripes: a group
+// spans many stripes).
 //
 // The meta record is written when the index is made and checked at every
 // open: an index made under another spec, params or banding does not open
@@ -54,14 +57,15 @@
 // is never stored, only its fingerprint. The layout version is 1 until a bulk
 // build writes packed postings, then 2 (FormatVersion): builds before packed
 // postings refuse a version-2 index with ErrCorrupt ("layout version 2, this
-// build reads 1") and still open every other one.
+// build reads 1") and still open every other one. A repack marks an index
+// version 2 too.
 //
 // On disk (1M synthetic documents of 100 to 200 words, 8-character ids, the
 // default 16 bands, zstd at the bottom level, bulk-built) a document takes
 // 217 bytes with k = 128 8-bit slots: its record 145, its id 7, its 16 packed
 // postings 65 (4.0 bytes each). With 32-bit slots it takes 612 (record 540:
 // the 512 signature bytes are random and do not compress). Online inserts
-// add 7.6 bytes a posting. See BENCHMARKS.md.
+// add 7.6 bytes a posting until a repack packs them. See BENCHMARKS.md.
 //
 // # Queries
 //
@@ -144,13 +148,54 @@
 // same documents in the same order would, and takes inserts and deletes as
 // any index does.
 //
+// # Repack
+//
+// [DB.Repack] (neardup index repack) moves the postings of their own into
+// packed values, offline or while the index serves. If the index has no
+// group bits yet, it chooses G from the number of postings, as a build does,
+// and records it in the meta record (synced) before it writes any packed
+// value: an index marked with G but holding no packed value is valid. It
+// then reads the posting keys in order and, for each group that has any,
+// merges them into the group's packed value and deletes their keys, in one
+// batch with the other groups of about 4 MiB; batches are committed in key
+// order, each durable before the next. A batch is atomic, so at any moment,
+// a crash included, every posting is stored once, packed or of its own, and
+// the index is consistent; running the repack again finishes the work, and
+// once it is done another repack writes nothing. Postings dropped at full
+// buckets have no posting to move and stay dropped. The merge keeps every
+// bucket's documents, so every query answers as before; a bucket read only
+// up to a cap lowered since it filled is read in the same order too, packed
+// postings first and then the newer ones of their own, which after the
+// merge is document order.
+// The packed filter marks each bucket before its batch is applied; the
+// filter of postings of their own keeps its bits until the next open. At
+// the end the key range of the postings is compacted, which drops the
+// deleted keys.
+//
+// G never changes while packed values exist: a reader would decode them
+// under the wrong bits. If the postings have outgrown G (groups would
+// average more than twice their target of 32), a repack first moves
+// every packed posting back into keys of its own (a batch per few MiB of
+// values, each atomic), then, with no packed value left, records the new G,
+// then packs everything. A G change takes the exclusive side of the lock
+// every operation holds shared, so no operation is in flight across it.
+//
+// Readers and writers may run during a repack. Each batch takes the packed
+// values' mutex from before its reads until it is applied, as a delete
+// does, so no delete rewrites a value under it; an insert meanwhile writes
+// keys of its own, which the repack moves if its view holds them and leaves
+// otherwise; counts of a bucket's size are the same before and after a
+// batch. The CLI opens the index itself, so there it runs alone (Pebble
+// locks the directory).
+//
 // # Memory
 //
 // A DB's memory is bounded by its options, not by the index size: the block
 // cache (Options.CacheSize, 256 MiB by default), two memtables
 // (Options.MemTableSize, 32 MiB), the bucket filter (32 MiB; another 32 MiB
-// on a bulk-built index) and the lock stripes (0.5 MiB). A bulk build adds
-// BuildOptions.Memory.
+// on a bulk-built or repacked index) and the lock stripes (0.5 MiB). A bulk
+// build adds BuildOptions.Memory; a repack a batch (4 MiB) and a group's
+// postings.
 //
 // # Redis
 //

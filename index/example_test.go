@@ -47,3 +47,44 @@ func Example() {
 	// c new
 	// documents: 2
 }
+
+// Repack packs the postings that inserts wrote one key each, as a bulk build
+// packs its own; queries answer as before.
+func ExampleDB_Repack() {
+	dir, _ := os.MkdirTemp("", "index-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := index.Open(filepath.Join(dir, "idx"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	signer, _ := db.Config().NewSigner()
+	sign := func(text string) []uint64 {
+		sig, _ := signer.Sign(nil, []byte(text))
+		return sig
+	}
+	err = db.Insert(ctx, []index.Doc{
+		{ID: "a", Sig: sign("The quick brown fox jumps over the lazy dog near the bank of the river today")},
+		{ID: "c", Sig: sign("An entirely different sentence about stock markets and interest rates this week")},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	st, err := db.Repack(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("moved %d postings into %d packed values under %d group bits\n", st.Postings, st.Groups, st.GroupBits)
+	ms, _ := db.Query(ctx, sign("The quick brown fox jumps over the lazy dog near the bank of the river today!"), nil)
+	for _, m := range ms {
+		fmt.Printf("%s %.2f\n", m.ID, m.Similarity)
+	}
+	again, _ := db.Repack(ctx, nil)
+	fmt.Println("second repack moved", again.Postings)
+	// Output:
+	// moved 32 postings into 2 packed values under 1 group bits
+	// a 1.00
+	// second repack moved 0
+}

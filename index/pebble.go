@@ -39,15 +39,18 @@ type DB struct {
 	dur    durability // which document numbers are durable
 	m      metrics
 
-	// Packed postings (written by a bulk build; see packed.go). packed is
-	// set before packedBits is stored and read after it is loaded.
+	// Packed postings (written by a bulk build or Repack; see packed.go).
+	// packed is set before packedBits is stored and read after it is
+	// loaded; Repack changes both only with closeMu held exclusively.
 	packedBits  atomic.Int32  // high bucket-key bits naming a group; 0: none
 	packed      *bucketFilter // bucket keys of packed postings; nil when off
-	packMu      sync.Mutex    // held by a delete while it rewrites packed values
+	packMu      sync.Mutex    // held by a delete or a repack batch while it rewrites packed values
+	repackMu    sync.Mutex    // held by Repack: one at a time
 	filterBytes int           // Options.FilterBytes, for the packed filter
 
 	// closeMu is held shared by every operation and exclusively by Close,
-	// so Close waits for writes in flight.
+	// so Close waits for writes in flight (and by NewBuilder and a change of
+	// the packed group bits, which wait for them too).
 	closeMu  sync.RWMutex
 	closed   bool
 	building bool // a Builder owns the index

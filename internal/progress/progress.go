@@ -21,6 +21,7 @@ type Bar struct {
 	every time.Duration
 
 	mu    sync.Mutex
+	unit  string // what Add's first argument counts; "docs" by default
 	stage string
 	total int64 // bytes expected in this stage, or -1
 	start time.Time
@@ -33,7 +34,18 @@ type Bar struct {
 
 // New returns a Bar writing to w (usually os.Stderr when it is a terminal).
 func New(w io.Writer) *Bar {
-	return &Bar{w: w, every: 200 * time.Millisecond, total: -1}
+	return &Bar{w: w, every: 200 * time.Millisecond, total: -1, unit: "docs"}
+}
+
+// SetUnit names what Add's first argument counts ("docs" until set), for
+// work that is not counted in documents.
+func (b *Bar) SetUnit(unit string) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	b.unit = unit
+	b.mu.Unlock()
 }
 
 // Stage starts a new stage with a name and, if known (else -1), the total
@@ -101,7 +113,7 @@ func (b *Bar) draw(final bool) {
 		by = b.read()
 	}
 	var s strings.Builder
-	fmt.Fprintf(&s, "\r%-10s %10d docs %8.0f docs/s %7.1f MB/s", b.stage, docs, rate(float64(docs), el), rate(float64(by)/1e6, el))
+	fmt.Fprintf(&s, "\r%-10s %10d %s %8.0f %s/s %7.1f MB/s", b.stage, docs, b.unit, rate(float64(docs), el), b.unit, rate(float64(by)/1e6, el))
 	if b.total > 0 {
 		frac := min(1, float64(by)/float64(b.total))
 		const width = 24

@@ -143,6 +143,23 @@ func TestReadOverridesBytes(t *testing.T) {
 	b.Finish()
 }
 
+// TestUnit: SetUnit renames what the count and its rate are in.
+func TestUnit(t *testing.T) {
+	w := &term{}
+	b := newTestBar(w)
+	b.SetUnit("postings")
+	b.Stage("repack", 90, nil)
+	b.Add(10, 90)
+	b.Finish()
+	frames := w.frames()
+	last := frames[len(frames)-1]
+	if !regexp.MustCompile(`^repack +10 postings +\d+ postings/s +[\d.]+ MB/s`).MatchString(last) || strings.Contains(last, "docs") {
+		t.Errorf("final frame %q; want 10 postings and postings/s", last)
+	}
+	var off *Bar
+	off.SetUnit("postings") // a no-op
+}
+
 // TestStages: a new stage ends the previous one (its final line) and
 // restarts the counts.
 func TestStages(t *testing.T) {
