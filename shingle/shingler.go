@@ -56,6 +56,7 @@ type Shingler struct {
 	offs  []int32 // code point offsets into norm (non-ASCII char units only)
 	caser cases.Caser
 	iter  norm.Iter
+	iso   map[rune]string // transformations of classIsolated code points seen
 
 	sink func([]uint64) // when set, full chunks are passed to it (Stream)
 
@@ -161,11 +162,12 @@ func (s *Shingler) classify(r rune) (rune, bool) {
 // keeps its other bits: '0' is a word character and neither space nor
 // punctuation, as every decimal digit is.
 const (
-	classDigit = 1 << iota // unicode.IsDigit (Nd)
-	classSpace             // unicode.IsSpace
-	classPunct             // unicode.IsPunct (P)
-	classWord              // isWordRune
-	classInert             // see runeTable
+	classDigit    = 1 << iota // unicode.IsDigit (Nd)
+	classSpace                // unicode.IsSpace
+	classPunct                // unicode.IsPunct (P)
+	classWord                 // isWordRune
+	classInert                // see runeTable
+	classIsolated             // see runeTable
 )
 
 // classOf returns the class bits of r (without classInert).
@@ -374,9 +376,16 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRune(src[i:])
-		if size > 1 && r < 1<<16 && class[r]&classInert != 0 {
-			prev, i = i, i+size
-			continue
+		if size > 1 && r < 1<<16 {
+			if c := class[r]; c&classInert != 0 {
+				prev, i = i, i+size
+				continue
+			} else if c&classIsolated != 0 {
+				out = append(out, src[done:i]...)
+				out = append(out, s.isolated(r, src[i:i+size])...)
+				done, prev, i = i+size, -1, i+size
+				continue
+			}
 		}
 		// A run to transform: from the code point before it (a boundary,
 		// being ASCII or inert) to the next ASCII or inert code point.
@@ -399,6 +408,20 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 	out = append(out, src[done:]...)
 	s.fold = out
 	return out
+}
+
+// isolated returns the transformation of r, whose UTF-8 encoding is p, a
+// code point of classIsolated, remembering it for the next time.
+func (s *Shingler) isolated(r rune, p []byte) string {
+	if t, ok := s.iso[r]; ok {
+		return t
+	}
+	if s.iso == nil {
+		s.iso = make(map[rune]string)
+	}
+	t := string(s.foldSegment(nil, p))
+	s.iso[r] = t
+	return t
 }
 
 // foldSegment appends seg, normalised and case folded as the spec asks, to
@@ -430,12 +453,24 @@ func (s *Shingler) foldSegment(out, seg []byte) []byte {
 // Unicode path looks them up instead of searching Unicode's range tables.
 // classInert marks the code points that NFKC and full case folding leave as
 // they are and that nothing before them combines with (an NFKC boundary
-// before): they need no transformation and end any run that does. Built on
+// before): they need no transformation and end any run that does.
+// classIsolated marks the others whose NFKC form ends in a code point that
+// nothing after it combines with (full-width digits and punctuation, many
+// compatibility characters): NFKC(x r y) = NFKC(x) NFKC(r) NFKC(y), so they
+// are transformed on their own, once per Shingler (Shingler.isolated). Built on
 // first use (about 10 ms, 64 KiB), from the same libraries the
 // transformations use.
 var runes struct {
 	once  sync.Once
 	class [1 << 16]uint8
+}
+
+// endsInert reports whether the last code point of p cannot combine with
+// anything after it (an NFKC boundary after).
+func endsInert(p []byte) bool {
+	r, _ := utf8.DecodeLastRune(p)
+	var enc [utf8.UTFMax]byte
+	return len(p) > 0 && norm.NFKC.Properties(enc[:utf8.EncodeRune(enc[:], r)]).BoundaryAfter()
 }
 
 // runeTable returns the class table, building it once.
@@ -450,10 +485,14 @@ func runeTable() *[1 << 16]uint8 {
 			}
 			c := classOf(r)
 			p := enc[:utf8.EncodeRune(enc[:], r)]
-			if r >= utf8.RuneSelf && norm.NFKC.Properties(p).BoundaryBefore() && norm.NFKC.IsNormal(p) {
+			if props := norm.NFKC.Properties(p); r >= utf8.RuneSelf && props.BoundaryBefore() {
 				fold.Reset()
-				if n, _, err := fold.Transform(buf[:], p, true); err == nil && string(buf[:n]) == string(p) {
+				n, _, err := fold.Transform(buf[:], p, true)
+				switch {
+				case norm.NFKC.IsNormal(p) && err == nil && string(buf[:n]) == string(p):
 					c |= classInert
+				case endsInert(norm.NFKC.Bytes(p)):
+					c |= classIsolated
 				}
 			}
 			runes.class[r] = c
