@@ -199,3 +199,23 @@ func TestClassifyEveryRune(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeRune compares decodeRune with utf8.DecodeRune on every three-byte
+// prefix (followed by a continuation byte), cut at every length from 0 to 4.
+func TestDecodeRune(t *testing.T) {
+	var p [4]byte
+	p[3] = 0x80
+	for a := range 256 {
+		for b := range 256 {
+			for c := range 256 {
+				p[0], p[1], p[2] = byte(a), byte(b), byte(c)
+				for n := 0; n <= 4; n++ {
+					r, size := decodeRune(p[:n])
+					if wr, wsize := utf8.DecodeRune(p[:n]); r != wr || size != wsize {
+						t.Fatalf("decodeRune(%x) = %U, %d; want %U, %d", p[:n], r, size, wr, wsize)
+					}
+				}
+			}
+		}
+	}
+}

@@ -318,7 +318,7 @@ func (s *Shingler) foldUnicode(text []byte) (int, bool) {
 		if i == len(src) {
 			break
 		}
-		r, size := utf8.DecodeRune(src[i:])
+		r, size := decodeRune(src[i:])
 		i += size
 		r, sep := s.classify(r)
 		if sep && s.collapse {
@@ -375,7 +375,7 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 			prev, i = k-1, k
 			continue
 		}
-		r, size := utf8.DecodeRune(src[i:])
+		r, size := decodeRune(src[i:])
 		if size > 1 && r < 1<<16 {
 			if c := class[r]; c&classInert != 0 {
 				prev, i = i, i+size
@@ -396,7 +396,7 @@ func (s *Shingler) foldRuns(src []byte) []byte {
 		out = append(out, src[done:start]...)
 		end := i + size
 		for end < len(src) && src[end] >= utf8.RuneSelf {
-			r, size := utf8.DecodeRune(src[end:])
+			r, size := decodeRune(src[end:])
 			if size > 1 && r < 1<<16 && class[r]&classInert != 0 {
 				break
 			}
@@ -501,6 +501,28 @@ func runeTable() *[1 << 16]uint8 {
 	return &runes.class
 }
 
+// decodeRune is utf8.DecodeRune with the two- and three-byte sequences of
+// the Basic Multilingual Plane (Latin, Greek, Cyrillic, CJK) decoded inline.
+func decodeRune(p []byte) (rune, int) {
+	if len(p) >= 3 && p[0]&0xf0 == 0xe0 && p[1]&0xc0 == 0x80 && p[2]&0xc0 == 0x80 {
+		r := rune(p[0]&0x0f)<<12 | rune(p[1]&0x3f)<<6 | rune(p[2]&0x3f)
+		if r >= 0x800 && (r < 0xd800 || r > 0xdfff) {
+			return r, 3
+		}
+	} else if len(p) >= 2 && p[0]&0xe0 == 0xc0 && p[1]&0xc0 == 0x80 && p[0] >= 0xc2 {
+		return rune(p[0]&0x1f)<<6 | rune(p[1]&0x3f), 2
+	}
+	return utf8.DecodeRune(p)
+}
+
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
 // replaceInvalid appends src to dst with each byte that is not part of a
 // valid UTF-8 sequence replaced by U+FFFD, and returns the result.
 func replaceInvalid(dst, src []byte) []byte {
@@ -570,11 +592,12 @@ func (s *Shingler) charUnicode(dst []uint64, buf []byte) []uint64 {
 	s.offs = s.offs[:0]
 	for i := 0; i < len(buf); {
 		s.offs = append(s.offs, int32(i))
-		if buf[i] < utf8.RuneSelf {
-			i++
+		// buf is valid UTF-8 (the classification encoded every code
+		// point), so a sequence's length follows from its first byte.
+		if b := buf[i]; b < utf8.RuneSelf {
+			i++ // a predicted branch: i does not wait for the load
 		} else {
-			_, size := utf8.DecodeRune(buf[i:])
-			i += size
+			i += 2 + b2i(b >= 0xe0) + b2i(b >= 0xf0)
 		}
 	}
 	runes := len(s.offs)

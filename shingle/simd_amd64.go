@@ -313,11 +313,3 @@ func spaceBitsAVX2(bm *uint64, p *byte, blocks int)
 
 //go:noescape
 func unitHashesAVX2(th *uint64, starts, lens *uint32, n int, p *byte, c *unitConsts)
-
-// b2i is 1 for true and 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
