@@ -337,6 +337,29 @@ func (d *DB) sameGroupBits(g uint) error {
 	return nil
 }
 
+// lockPacking readies a repack batch: it enters the DB as a writer, checks
+// that the group bits are still g and takes packMu. The unlock it returns
+// releases both and may be called more than once.
+func (d *DB) lockPacking(ctx context.Context, g uint) (unlock func(), err error) {
+	done, err := d.enter(ctx, true)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.sameGroupBits(g); err != nil {
+		done()
+		return nil, err
+	}
+	d.packMu.Lock()
+	locked := true
+	return func() {
+		if locked {
+			d.packMu.Unlock()
+			done()
+			locked = false
+		}
+	}, nil
+}
+
 // repackCommit applies batch b, releases unlock once it is visible and
 // returns once it is durable (as writeBatch.commit does).
 func (d *DB) repackCommit(b *pebble.Batch, unlock func()) error {
@@ -363,22 +386,9 @@ func (d *DB) repackCommit(b *pebble.Batch, unlock func()) error {
 // meanwhile; postings that writers add meanwhile are either in its view
 // (and moved) or not (and stay).
 func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (next []byte, moved, groups int64, err error) {
-	done, err := d.enter(ctx, true)
+	unlock, err := d.lockPacking(ctx, g)
 	if err != nil {
 		return nil, 0, 0, err
-	}
-	if err := d.sameGroupBits(g); err != nil {
-		done()
-		return nil, 0, 0, err
-	}
-	d.packMu.Lock()
-	locked := true
-	unlock := func() {
-		if locked {
-			d.packMu.Unlock()
-			done()
-			locked = false
-		}
 	}
 	defer unlock()
 	pit, err := d.db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: []byte{prefixPosting + 1}})
@@ -483,22 +493,9 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 // at the end) and the postings moved. Like packBatch, it holds packMu until
 // its batch is applied.
 func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (next []byte, moved int64, err error) {
-	done, err := d.enter(ctx, true)
+	unlock, err := d.lockPacking(ctx, g)
 	if err != nil {
 		return nil, 0, err
-	}
-	if err := d.sameGroupBits(g); err != nil {
-		done()
-		return nil, 0, err
-	}
-	d.packMu.Lock()
-	locked := true
-	unlock := func() {
-		if locked {
-			d.packMu.Unlock()
-			done()
-			locked = false
-		}
 	}
 	defer unlock()
 	it, err := d.db.NewIter(&pebble.IterOptions{LowerBound: from, UpperBound: []byte{prefixPacked + 1}})

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/cases"
@@ -157,7 +156,7 @@ func TestFoldRunsCJK(t *testing.T) {
 
 // TestClassifyEveryRune checks classify, which reads runeTable for the Basic
 // Multilingual Plane, against the definition (as reference.go states it,
-// straight from Unicode's tables) for every code point and every spec that
+// straight from Unicode's tables: referenceClass) for every code point and every spec that
 // classifies differently.
 func TestClassifyEveryRune(t *testing.T) {
 	step := rune(1)
@@ -173,23 +172,7 @@ func TestClassifyEveryRune(t *testing.T) {
 			if !utf8.ValidRune(r) {
 				continue
 			}
-			c := r
-			if spec.FoldDigits && unicode.Is(unicode.Nd, c) {
-				c = '0'
-			}
-			space := unicode.IsSpace(c)
-			if !space && spec.FoldPunct && unicode.In(c, unicode.P) {
-				c, space = ' ', true
-			}
-			var sep bool
-			switch spec.Unit {
-			case Word:
-				sep = space || !unicode.In(c, unicode.L, unicode.M, unicode.Nd, unicode.Pc)
-			case Token:
-				sep = space
-			case Char:
-				sep = space && spec.FoldSpace
-			}
+			c, sep := referenceClass(spec, r)
 			if sep {
 				c = ' '
 			}

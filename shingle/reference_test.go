@@ -32,22 +32,7 @@ func reference(spec Spec, text []byte) []uint64 {
 	var out []rune
 	sepPending := false
 	for _, c := range s {
-		if spec.FoldDigits && unicode.Is(unicode.Nd, c) {
-			c = '0'
-		}
-		space := unicode.IsSpace(c)
-		if !space && spec.FoldPunct && unicode.In(c, unicode.P) {
-			c, space = ' ', true
-		}
-		sep := false
-		switch spec.Unit {
-		case Word:
-			sep = space || !unicode.In(c, unicode.L, unicode.M, unicode.Nd, unicode.Pc)
-		case Token:
-			sep = space
-		case Char:
-			sep = space && spec.FoldSpace
-		}
+		c, sep := referenceClass(spec, c)
 		if sep {
 			sepPending = true
 			continue
@@ -106,4 +91,26 @@ func reference(spec Spec, text []byte) []uint64 {
 		feats = append(feats, combine(units[i:i+spec.N]))
 	}
 	return feats
+}
+
+// referenceClass is steps 4 and 5 of the definition for one code point c of
+// the normalised text: its folded form, and whether it separates units.
+func referenceClass(spec Spec, c rune) (rune, bool) {
+	if spec.FoldDigits && unicode.Is(unicode.Nd, c) {
+		c = '0'
+	}
+	space := unicode.IsSpace(c)
+	if !space && spec.FoldPunct && unicode.In(c, unicode.P) {
+		c, space = ' ', true
+	}
+	sep := false
+	switch spec.Unit {
+	case Word:
+		sep = space || !unicode.In(c, unicode.L, unicode.M, unicode.Nd, unicode.Pc)
+	case Token:
+		sep = space
+	case Char:
+		sep = space && spec.FoldSpace
+	}
+	return c, sep
 }
