@@ -56,8 +56,18 @@
 // computing both short xxh3 paths and keeping one without a branch; the AVX2
 // loop lists the units from a bitmap of the spaces and hashes four at a
 // time. Character 4- to 8-grams take their xxh3 from one 8-byte load per
-// position, or eight at a time in AVX2 registers. Other texts take the
-// general Unicode path.
+// position, or eight at a time in AVX2 registers.
+//
+// Other texts take the Unicode path, which still treats most of a text as
+// the ASCII path does: only runs of code points that NFKC or case folding
+// may change, or join to a neighbour, are transformed (each with the code
+// point before it, for combining marks). ASCII stretches are classified 32
+// bytes at a time; "inert" code points below U+10000 (most CJK, kana, Hangul
+// syllables, curly quotes) are copied; code points whose NFKC form nothing
+// can join (no-break spaces, full-width digits) are transformed once per
+// Shingler and remembered; Unicode classes come from a 64 KiB table built on
+// first use. Tests check each of these against the plain definition for
+// every code point.
 //
 // minhash.Hasher.SignText drives these loops straight into its
 // one-permutation bins (through package internal/fused), so features are
