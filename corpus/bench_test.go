@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/bits"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -222,6 +225,61 @@ func BenchmarkParseJSON(b *testing.B) {
 	})
 }
 
+// BenchmarkParseEscaped measures Parser on records dense in escapes: Go
+// source as encoding/json writes it (a \n or \t every ~30 bytes) and
+// Japanese-like text as Python's json.dumps writes it by default
+// (ensure_ascii: every non-ASCII code point a \uXXXX escape).
+func BenchmarkParseEscaped(b *testing.B) {
+	var gosrc, ascii [][]byte
+	files, _ := filepath.Glob(filepath.Join(runtime.GOROOT(), "src", "net", "http", "*.go"))
+	for i, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		rec, _ := json.Marshal(map[string]string{"id": f, "text": string(text)})
+		gosrc = append(gosrc, rec)
+		var e strings.Builder
+		e.WriteString(`{"id":"d`)
+		e.WriteString(strconv.Itoa(i))
+		e.WriteString(`","text":"`)
+		for j := range 1500 {
+			if j%40 == 39 {
+				e.WriteString(`\u3002`)
+				continue
+			}
+			fmt.Fprintf(&e, `\u%04x`, 0x4e00+(j*7919+i)%2000)
+		}
+		e.WriteString(`"}`)
+		ascii = append(ascii, []byte(e.String()))
+	}
+	for _, c := range []struct {
+		name string
+		recs [][]byte
+	}{{"gosrc", gosrc}, {"ensure_ascii", ascii}} {
+		b.Run(c.name, func(b *testing.B) {
+			var size int64
+			recs := make([]Record, len(c.recs))
+			for i, r := range c.recs {
+				recs[i] = Record{Raw: r}
+				size += int64(len(r))
+			}
+			p, _ := NewParser(nil)
+			var doc Document
+			b.SetBytes(size)
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range recs {
+					if err := p.Parse(&recs[i], &doc); err != nil {
+						b.Fatal(err)
+					}
+					sinkInt += len(doc.Text)
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkScanString measures the string scan that dominates parsing:
 // scanString (IndexByte plus a control-character check) against one SWAR
 // loop looking for all three special bytes. Strings are ASCII with one escape
@@ -237,7 +295,7 @@ func BenchmarkScanString(b *testing.B) {
 			b.SetBytes(int64(size))
 			s := scanner{b: buf}
 			for b.Loop() {
-				end, _, _ := s.scanString(1)
+				end, _, _ := s.scanString(1, nil)
 				sinkInt += end
 			}
 		})

@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/binary"
+	"math/bits"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -119,6 +120,30 @@ func hasControl(b []byte) bool {
 	return false
 }
 
+// indexBackslash returns the index of the first '\\' in p, or -1. It looks
+// at the first 16 bytes eight at a time (the zero-byte trick on p XOR
+// '\\'s, whose lowest set bit is exact) before calling bytes.IndexByte: in
+// text dense in escapes — source code, Python's ensure_ascii output — the
+// next one is usually that close, and IndexByte's set-up costs more than
+// the search.
+func indexBackslash(p []byte) int {
+	if len(p) < 16 {
+		return bytes.IndexByte(p, '\\')
+	}
+	x := binary.LittleEndian.Uint64(p) ^ lsb*'\\'
+	if z := (x - lsb) &^ x & msb; z != 0 {
+		return bits.TrailingZeros64(z) >> 3
+	}
+	y := binary.LittleEndian.Uint64(p[8:]) ^ lsb*'\\'
+	if z := (y - lsb) &^ y & msb; z != 0 {
+		return 8 + bits.TrailingZeros64(z)>>3
+	}
+	if i := bytes.IndexByte(p[16:], '\\'); i >= 0 {
+		return 16 + i
+	}
+	return -1
+}
+
 func isHex(c byte) bool {
 	return c-'0' < 10 || (c|0x20)-'a' < 6
 }
@@ -136,10 +161,19 @@ func isHex(c byte) bool {
 // strings under ~32 bytes (BenchmarkScanString), which cost little anyway. (Checking the run for '\\' and
 // control characters in one SWAR pass before looking for the '\\' was
 // slower on real records: most hold an escape somewhere.)
-func (s *scanner) scanString(i int) (int, bool, bool) {
+//
+// With out not nil, a string that holds escapes is also decoded into *out
+// (its backing array reused) as appendUnescaped would decode it, in the same
+// pass: the parser does so for the text field, whose escapes would otherwise
+// be searched for twice.
+func (s *scanner) scanString(i int, out *[]byte) (int, bool, bool) {
 	b := s.b
 	esc := false
 	quote := -1 // offset of the next '"' at or after i, once known
+	var dst []byte
+	if out != nil {
+		dst = (*out)[:0]
+	}
 	for {
 		if quote < i {
 			q := bytes.IndexByte(b[i:], '"')
@@ -152,7 +186,7 @@ func (s *scanner) scanString(i int) (int, bool, bool) {
 			quote = i + q
 		}
 		end := quote
-		bs := bytes.IndexByte(b[i:quote], '\\')
+		bs := indexBackslash(b[i:quote])
 		if bs >= 0 {
 			end = i + bs
 		}
@@ -161,16 +195,25 @@ func (s *scanner) scanString(i int) (int, bool, bool) {
 			return at, esc, s.fail(at, "control character in string")
 		}
 		if bs < 0 {
+			if esc && out != nil {
+				*out = append(dst, b[i:quote]...)
+			}
 			return quote, esc, true
 		}
 		// An escape at end.
 		esc = true
+		if out != nil {
+			dst = append(dst, b[i:end]...)
+		}
 		i = end
 		if i+1 >= len(b) {
 			return i + 1, esc, s.fail(i+1, "unterminated string")
 		}
-		switch b[i+1] {
+		switch c := b[i+1]; c {
 		case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			if out != nil {
+				dst = append(dst, unescaped[c])
+			}
 			i += 2
 		case 'u':
 			for j := i + 2; j < i+6; j++ {
@@ -178,7 +221,11 @@ func (s *scanner) scanString(i int) (int, bool, bool) {
 					return j, esc, s.fail(j, "invalid \\u escape")
 				}
 			}
-			i += 6
+			if out != nil {
+				dst, i = appendUEscape(dst, b, i)
+			} else {
+				i += 6
+			}
 		default:
 			return i + 1, esc, s.fail(i+1, "invalid escape")
 		}
@@ -260,7 +307,7 @@ func (s *scanner) scanValue(i, depth int) (int, valueKind, bool, bool) {
 	}
 	switch c := b[i]; c {
 	case '"':
-		end, esc, ok := s.scanString(i + 1)
+		end, esc, ok := s.scanString(i+1, nil)
 		return end + 1, kindString, esc, ok
 	case '{':
 		end, ok := s.scanObject(i+1, depth+1)
@@ -300,7 +347,7 @@ func (s *scanner) scanObject(i, depth int) (int, bool) {
 		if i >= len(b) || b[i] != '"' {
 			return i, s.fail(i, "expected a key")
 		}
-		end, _, ok := s.scanString(i + 1)
+		end, _, ok := s.scanString(i+1, nil)
 		if !ok {
 			return end, false
 		}
@@ -366,6 +413,32 @@ func hex4(b []byte) rune {
 	return r
 }
 
+// unescaped maps the byte after a backslash of a one-character escape to the
+// byte it stands for.
+var unescaped = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// appendUEscape appends the code point of the \uXXXX escape at s[i:] (its
+// hex digits valid) to dst and returns where the escape ends. A high
+// surrogate followed by a \u escape of a low one (all four hex digits valid)
+// makes one code point of both; any other surrogate is U+FFFD, as
+// encoding/json decodes them.
+func appendUEscape(dst, s []byte, i int) ([]byte, int) {
+	r := hex4(s[i+2:])
+	i += 6
+	if utf16.IsSurrogate(r) {
+		r2 := utf8.RuneError
+		if i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' &&
+			isHex(s[i+2]) && isHex(s[i+3]) && isHex(s[i+4]) && isHex(s[i+5]) {
+			r2 = utf16.DecodeRune(r, hex4(s[i+2:]))
+		}
+		if r2 != utf8.RuneError {
+			i += 6
+		}
+		r = r2
+	}
+	return utf8.AppendRune(dst, r), i
+}
+
 // appendUnescaped appends the decoded contents of a JSON string body s (the
 // bytes between the quotes, validated by scanString) to dst. Escapes decode as
 // in encoding/json, including its handling of unpaired surrogates (U+FFFD);
@@ -373,41 +446,19 @@ func hex4(b []byte) rune {
 // are.
 func appendUnescaped(dst, s []byte) []byte {
 	for {
-		i := bytes.IndexByte(s, '\\')
+		i := indexBackslash(s)
 		if i < 0 {
 			return append(dst, s...)
 		}
 		dst = append(dst, s[:i]...)
-		c := s[i+1]
-		s = s[i+2:]
-		switch c {
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r := hex4(s)
-			s = s[4:]
-			if utf16.IsSurrogate(r) {
-				r2 := utf8.RuneError
-				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
-					r2 = utf16.DecodeRune(r, hex4(s[2:]))
-				}
-				if r2 != utf8.RuneError {
-					s = s[6:]
-				}
-				r = r2
-			}
-			dst = utf8.AppendRune(dst, r)
-		default: // '"', '\\', '/'
-			dst = append(dst, c)
+		if c := s[i+1]; c != 'u' {
+			dst = append(dst, unescaped[c])
+			s = s[i+2:]
+			continue
 		}
+		var end int
+		dst, end = appendUEscape(dst, s, i)
+		s = s[end:]
 	}
 }
 

@@ -111,7 +111,7 @@ func (p *Parser) parseJSON(rec *Record, doc *Document) (string, error) {
 				return "", p.syntaxError()
 			}
 			ks := i + 1
-			ke, kesc, ok := s.scanString(ks)
+			ke, kesc, ok := s.scanString(ks, nil)
 			if !ok {
 				return "", p.syntaxError()
 			}
@@ -121,11 +121,6 @@ func (p *Parser) parseJSON(rec *Record, doc *Document) (string, error) {
 				return "", p.syntaxError()
 			}
 			i = skipSpace(b, i+1)
-			vs := i
-			ve, kind, vesc, ok := s.scanValue(i, 1)
-			if !ok {
-				return "", p.syntaxError()
-			}
 			// Last occurrence wins, as in encoding/json.
 			var dst *span
 			key := b[ks:ke]
@@ -140,6 +135,20 @@ func (p *Parser) parseJSON(rec *Record, doc *Document) (string, error) {
 				dst = &id
 			case p.keepField != "" && string(key) == p.keepField:
 				dst = &keep
+			}
+			vs := i
+			var ve int
+			var kind valueKind
+			var vesc bool
+			if dst == &text && i < len(b) && b[i] == '"' {
+				// The text is decoded as it is scanned, into textBuf.
+				ve, vesc, ok = s.scanString(i+1, &p.textBuf)
+				ve, kind = ve+1, kindString
+			} else {
+				ve, kind, vesc, ok = s.scanValue(i, 1)
+			}
+			if !ok {
+				return "", p.syntaxError()
 			}
 			if dst != nil {
 				*dst = span{vs, ve, kind, vesc}
@@ -164,7 +173,10 @@ func (p *Parser) parseJSON(rec *Record, doc *Document) (string, error) {
 
 	switch text.kind {
 	case kindString:
-		doc.Text = p.stringValue(b, text, &p.textBuf)
+		doc.Text = b[text.start+1 : text.end-1]
+		if text.esc {
+			doc.Text = p.textBuf // decoded by scanString
+		}
 	case kindNone:
 		return p.textField, ErrMissingField
 	default:
