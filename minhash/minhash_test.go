@@ -294,14 +294,28 @@ func TestWireRoundTrip(t *testing.T) {
 
 func FuzzDecode(f *testing.F) {
 	specFP := shingle.Prose.Fingerprint()
-	p := Params{K: 13, Bits: 4}
-	p.EnsureDefaults()
-	h := MustNewHasher(p)
-	f.Add(AppendBinary(nil, p, specFP, []byte("id"), h.Sign(nil, []uint64{1, 2, 3})))
-	f.Add(AppendBinary(nil, p, specFP, nil, h.Sign(nil, nil)))
-	f.Add([]byte("NDMH"))
-	f.Add([]byte{})
-	f.Fuzz(func(t *testing.T, data []byte) {
+	// The params sets decoded against (which % len): every slot width the
+	// wire format packs differently, both schemes, K not a multiple of 64.
+	params := []Params{
+		{K: 13, Bits: 4},
+		{K: 128, Bits: 32},
+		{K: 64, Bits: 64, Scheme: KHash},
+		{K: 100, Bits: 1},
+		{K: 7, Bits: 2},
+		{K: 128, Bits: 8},
+		{K: 9, Bits: 16, Scheme: KHash},
+	}
+	for i := range params {
+		params[i].EnsureDefaults()
+		p := params[i]
+		h := MustNewHasher(p)
+		f.Add(AppendBinary(nil, p, specFP, []byte("id"), h.Sign(nil, []uint64{1, 2, 3})), uint8(i))
+		f.Add(AppendBinary(nil, p, specFP, nil, h.Sign(nil, nil)), uint8(i))
+	}
+	f.Add([]byte("NDMH"), uint8(0))
+	f.Add([]byte{}, uint8(1))
+	f.Fuzz(func(t *testing.T, data []byte, which uint8) {
+		p := params[int(which)%len(params)]
 		id, sig, rest, err := Decode(nil, data, p, specFP)
 		if err != nil {
 			return
@@ -309,7 +323,7 @@ func FuzzDecode(f *testing.F) {
 		// Whatever decodes re-encodes to the same bytes.
 		enc := AppendBinary(nil, p, specFP, id, sig)
 		if !bytes.Equal(enc, data[:len(data)-len(rest)]) {
-			t.Fatalf("re-encoding differs:\n%x\n%x", enc, data[:len(data)-len(rest)])
+			t.Fatalf("%+v: re-encoding differs:\n%x\n%x", p, enc, data[:len(data)-len(rest)])
 		}
 	})
 }
