@@ -1,6 +1,7 @@
 package shingle
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -198,6 +199,23 @@ func TestDecodeRune(t *testing.T) {
 						t.Fatalf("decodeRune(%x) = %U, %d; want %U, %d", p[:n], r, size, wr, wsize)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestIndexNonASCII checks indexNonASCII against a byte loop for every length
+// up to 100 and every position of the first non-ASCII byte (or none), with
+// more non-ASCII bytes after it.
+func TestIndexNonASCII(t *testing.T) {
+	for n := range 101 {
+		for at := 0; at <= n; at++ {
+			p := bytes.Repeat([]byte{'a'}, n)
+			for k := at; k < n; k += 3 {
+				p[k] = 0x80 | byte(k)
+			}
+			if got := indexNonASCII(p); got != at {
+				t.Fatalf("indexNonASCII(%q) = %d; want %d", p, got, at)
 			}
 		}
 	}

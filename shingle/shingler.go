@@ -2,6 +2,7 @@ package shingle
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"slices"
 	"sync"
 	"unicode"
@@ -535,12 +536,19 @@ func replaceInvalid(dst, src []byte) []byte {
 }
 
 // indexNonASCII returns the index of the first byte of p that is not ASCII,
-// or len(p): eight bytes at a time, then byte by byte.
+// or len(p): 32 bytes at a time, then eight, then byte by byte.
 func indexNonASCII(p []byte) int {
 	i := 0
-	for ; i+8 <= len(p); i += 8 {
-		if binary.LittleEndian.Uint64(p[i:])&msb != 0 {
+	for ; i+32 <= len(p); i += 32 {
+		q := p[i : i+32]
+		if (binary.LittleEndian.Uint64(q)|binary.LittleEndian.Uint64(q[8:])|
+			binary.LittleEndian.Uint64(q[16:])|binary.LittleEndian.Uint64(q[24:]))&msb != 0 {
 			break
+		}
+	}
+	for ; i+8 <= len(p); i += 8 {
+		if w := binary.LittleEndian.Uint64(p[i:]) & msb; w != 0 {
+			return i + bits.TrailingZeros64(w)>>3
 		}
 	}
 	for ; i < len(p); i++ {
