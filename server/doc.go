@@ -36,5 +36,28 @@
 // latency, text bytes, one-permutation bins and empty bins (the empty-bin
 // rate), and from the index: candidates per document, bucket sizes, full
 // buckets, candidates dropped by verification (the verify drop rate),
-// dropped postings, inserts, deletes, documents and bytes.
+// dropped postings, inserts, deletes, documents and bytes. With
+// Options.RepackInterval also the periodic repack's: repacks run and failed
+// (neardup_index_repacks_total, neardup_index_repacks_failed_total),
+// postings moved and packed values written
+// (neardup_index_repack_postings_total, neardup_index_repack_groups_total)
+// and the duration of each (neardup_index_repack_duration_seconds).
+//
+// # Repack
+//
+// Options.RepackInterval (neardup serve --repack-interval) makes Serve run
+// index.DB.Repack in a goroutine of its own while it serves, so that the
+// postings inserts write one key each (7.6 bytes) are packed (about 4 bytes)
+// without stopping the service: the first repack one interval after Serve
+// starts, each next one an interval after the previous one ended, so
+// repacks never overlap or pile up. Queries and inserts go on during a
+// repack and answer exactly as before it (see "Repack" in the index package
+// doc); deletes wait for the batch in progress. Each repack logs one line
+// ("repacked", with the postings moved, groups written, sizes and seconds)
+// and updates the metrics above. At shutdown Serve cancels a repack in
+// progress and returns only once it has stopped, so the caller may close the
+// index then; the repack stops between batches, each durable and atomic, so
+// the index is consistent and the next repack finishes the work. An
+// interrupted repack is logged, not counted as failed. A Redis index has no
+// packed postings: New refuses RepackInterval over it (ErrInvalidOptions).
 package server

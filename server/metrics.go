@@ -36,12 +36,20 @@ type metrics struct {
 	signBytes prometheus.Counter
 	bins      prometheus.Counter
 	emptyBins prometheus.Counter
+
+	// The periodic repack's (see repack.go), registered only when it runs.
+	repacks        prometheus.Counter
+	repacksFailed  prometheus.Counter
+	repackPostings prometheus.Counter
+	repackGroups   prometheus.Counter
+	repackDur      prometheus.Histogram
 }
 
-// newMetrics registers the server's collectors and the index's on reg.
+// newMetrics registers the server's collectors and the index's on reg, and
+// the periodic repack's if repack is set (they are made either way).
 // Names follow neardup_<subsystem>_<noun>_<unit>; labels are fixed small
 // sets (route, code, status), never ids.
-func newMetrics(reg *prometheus.Registry, idx index.Index) *metrics {
+func newMetrics(reg *prometheus.Registry, idx index.Index, repack bool) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "neardup_http_requests_total", Help: "HTTP requests received, by route.",
@@ -72,10 +80,29 @@ func newMetrics(reg *prometheus.Registry, idx index.Index) *metrics {
 		emptyBins: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "neardup_sign_empty_bins_total", Help: "One-permutation bins that were empty and densified; the empty-bin rate is this over neardup_sign_bins_total.",
 		}),
+		repacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_index_repacks_total", Help: "Periodic repacks run (--repack-interval), failed or interrupted by shutdown included.",
+		}),
+		repacksFailed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_index_repacks_failed_total", Help: "Periodic repacks that failed (not counting those interrupted by shutdown).",
+		}),
+		repackPostings: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_index_repack_postings_total", Help: "Postings that periodic repacks moved into packed values.",
+		}),
+		repackGroups: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_index_repack_groups_total", Help: "Packed values that periodic repacks wrote (new or rewritten).",
+		}),
+		repackDur: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "neardup_index_repack_duration_seconds", Help: "Wall time of each periodic repack, its final compaction included.",
+			Buckets: []float64{.01, .1, 1, 10, 60, 300, 900, 1800, 3600, 7200},
+		}),
 	}
 	m.docNew, m.docDup = m.documents.WithLabelValues(StatusNew), m.documents.WithLabelValues(StatusDuplicate)
 	reg.MustRegister(m.requests, m.failed, m.latency, m.inFlight, m.documents, m.signDur, m.signBytes, m.bins, m.emptyBins)
 	reg.MustRegister(&indexCollector{idx: idx})
+	if repack {
+		reg.MustRegister(m.repacks, m.repacksFailed, m.repackPostings, m.repackGroups, m.repackDur)
+	}
 	return m
 }
 

@@ -60,6 +60,17 @@ type Options struct {
 	Registry *prometheus.Registry
 	// Logger logs failures (5xx) and lifecycle. Default slog.Default().
 	Logger *slog.Logger
+	// RepackInterval, when positive, makes Serve repack a Pebble index
+	// (index.DB.Repack) in the background while it serves: the first repack
+	// one interval after Serve starts, each next one an interval after the
+	// previous one ended. Each repack logs one line and is counted in the
+	// neardup_index_repack* metrics (registered only when this is set).
+	// At shutdown Serve cancels a repack in progress and waits for it before
+	// it returns (an interrupted repack leaves the index consistent). An
+	// index that cannot repack (Redis, which has no packed postings) makes
+	// New fail with ErrInvalidOptions. Handler alone never repacks. Default
+	// 0: no repack.
+	RepackInterval time.Duration
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o; a nil o
@@ -120,6 +131,8 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: MaxBatchBytes = %d; must be at least MaxBodyBytes (%d)", ErrInvalidOptions, c.MaxBatchBytes, c.MaxBodyBytes)
 	case c.RequestTimeout < time.Millisecond || c.ShutdownTimeout < 0 || c.IdleTimeout < time.Millisecond:
 		return fmt.Errorf("%w: timeouts must be positive", ErrInvalidOptions)
+	case c.RepackInterval < 0:
+		return fmt.Errorf("%w: RepackInterval = %v; must not be negative", ErrInvalidOptions, c.RepackInterval)
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return fmt.Errorf("%w: RateLimit = %v, RateBurst = %d; must not be negative", ErrInvalidOptions, c.RateLimit, c.RateBurst)
 	}

@@ -7,6 +7,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"mime"
 	"net"
@@ -49,6 +50,12 @@ type Server struct {
 	bufs    sync.Pool // *bytes.Buffer
 	handler http.Handler
 	closing atomic.Bool
+
+	// repack is the index, when Options.RepackInterval asks Serve to
+	// repack it; repackProgress, if set (by tests) before Serve, is passed
+	// to each Repack.
+	repack         repacker
+	repackProgress func(done, total int64)
 }
 
 // signer is a pooled index.Signer with its signature buffer.
@@ -72,6 +79,14 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{idx: idx, cfg: cfg, opts: o, log: o.Logger}
+	if o.RepackInterval > 0 {
+		r, ok := idx.(repacker)
+		if !ok {
+			return nil, fmt.Errorf("%w: RepackInterval = %v, but the index (%T) has no packed postings to repack; only a Pebble index (*index.DB) repacks",
+				ErrInvalidOptions, o.RepackInterval, idx)
+		}
+		s.repack = r
+	}
 	for _, t := range o.Tokens {
 		s.tokens = append(s.tokens, []byte(t))
 	}
@@ -83,7 +98,7 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 		return &signer{s: sg}
 	}
 	s.bufs.New = func() any { return new(bytes.Buffer) }
-	s.m = newMetrics(o.Registry, idx)
+	s.m = newMetrics(o.Registry, idx, s.repack != nil)
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/check", s.route(routeCheck, true, "POST", s.handleCheck))
@@ -113,9 +128,21 @@ func (s *Server) Registry() *prometheus.Registry { return s.opts.Registry }
 
 // Serve answers requests on ln until ctx ends, then shuts down gracefully:
 // /readyz turns 503, the listener closes, and requests in flight (writes
-// included) finish, for at most Options.ShutdownTimeout. It returns nil after
-// a clean shutdown.
+// included) finish, for at most Options.ShutdownTimeout. With
+// Options.RepackInterval it also repacks the index in the background; a
+// repack in progress at shutdown is cancelled, and Serve returns only once
+// it has stopped, so the caller may close the index then. It returns nil
+// after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	var repacks sync.WaitGroup
+	rctx, stopRepacks := context.WithCancel(ctx)
+	defer func() {
+		stopRepacks()
+		repacks.Wait()
+	}()
+	if s.repack != nil {
+		repacks.Go(func() { s.repackLoop(rctx, s.repack) })
+	}
 	srv := &http.Server{
 		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,

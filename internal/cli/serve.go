@@ -33,6 +33,7 @@ type serveOptions struct {
 	requestTimeout  time.Duration
 	shutdownTimeout time.Duration
 	preload         bool
+	repackInterval  time.Duration
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -48,6 +49,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "time limit of each request")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM or SIGINT, how long to wait for requests in flight")
 	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
+	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 }
 
 // readTokens reads bearer tokens, one a line; blank lines and lines starting
@@ -76,7 +78,10 @@ func readTokens(path string) ([]string, error) {
 
 func (o *serveOptions) build() (*server.Options, error) {
 	so := &server.Options{RateLimit: o.rateLimit, RateBurst: o.rateBurst, MaxBatchDocs: o.maxBatchDocs,
-		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout}
+		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout, RepackInterval: o.repackInterval}
+	if o.repackInterval > 0 && o.index.redis != "" {
+		return nil, usagef("--repack-interval is for a Pebble index (--data): an index on Redis has no packed postings to repack")
+	}
 	for _, v := range []struct {
 		s   string
 		dst *int64
@@ -123,9 +128,13 @@ if missing, or a shared index on Redis with --redis):
 
 A "new" answer is sent once the document is durable (its WAL record synced).
 SIGTERM or SIGINT stop accepting requests and finish those in flight first.
+With --repack-interval (Pebble only) the server packs the postings inserts
+wrote, as neardup index repack does, in the background; shutdown interrupts a
+repack in progress, which leaves the index consistent.
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
   NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
+  neardup serve --data idx --repack-interval 6h
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -167,7 +176,8 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 		return err
 	}
 	st, _ := idx.Stats(ctx)
-	logger.Info("serving", "addr", ln.Addr().String(), "documents", st.Documents, "index", idx.Config().String(), "auth", len(so.Tokens) > 0)
+	logger.Info("serving", "addr", ln.Addr().String(), "documents", st.Documents, "index", idx.Config().String(), "auth", len(so.Tokens) > 0,
+		"repack_interval", so.RepackInterval)
 	if err := s.Serve(ctx, ln); err != nil {
 		return err
 	}

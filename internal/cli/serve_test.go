@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -119,4 +122,107 @@ func readFirstLine(t *testing.T, path string) []byte {
 	}
 	line, _, _ := bytes.Cut(data, []byte("\n"))
 	return line
+}
+
+// syncBuffer is a bytes.Buffer that the server's logger may write while the
+// test reads it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestServeRepackInterval serves a new index that repacks every 50 ms,
+// stores 200 articles with `neardup check`, waits for /metrics to show
+// postings moved, stops the server and checks the index; and refuses
+// --repack-interval on Redis and below zero.
+func TestServeRepackInterval(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "idx")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--redis", "127.0.0.1:1", "--repack-interval", "1h"}, "no packed postings"},
+		{[]string{"serve", "--data", dir, "--repack-interval", "-1s"}, "RepackInterval = -1s"},
+	} {
+		if code, _, stderr := runCLI(t, "", tc.args...); code != ExitUsage || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%s: exit %d, %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	serveErr := &syncBuffer{}
+	served := make(chan int, 1)
+	go func() {
+		served <- Main(ctx, []string{"serve", "--data", dir, "--addr", addr, "--repack-interval", "50ms"}, IO{Out: &bytes.Buffer{}, Err: serveErr})
+	}()
+	url := "http://" + addr
+	// moved returns neardup_index_repack_postings_total, or -1 while the
+	// server does not answer.
+	moved := func() float64 {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return -1
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, "neardup_index_repack_postings_total "); ok {
+				f, _ := strconv.ParseFloat(v, 64)
+				return f
+			}
+		}
+		return -1
+	}
+	waitUntil := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s\n%s", what, serveErr)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	waitUntil("the server", func() bool { return moved() >= 0 })
+
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfterN(string(data), "\n", 201)[:200]
+	code, _, stderr := runCLI(t, strings.Join(lines, ""), "check", "--server", url, "-")
+	if code != ExitOK {
+		t.Fatalf("check: exit %d\n%s", code, stderr)
+	}
+	waitUntil("a repack to move postings", func() bool { return moved() > 0 })
+	cancel()
+	if code := <-served; code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", code, serveErr)
+	}
+	logs := serveErr.String()
+	if !strings.Contains(logs, "msg=repacked postings=") || !strings.Contains(logs, "repack_interval=50ms") {
+		t.Errorf("serve's log has no repack line:\n%s", logs)
+	}
+	if code, stdout, _ := runCLI(t, "", "index", "check", "--data", dir); code != ExitOK || !strings.Contains(stdout, "problems 0") {
+		t.Errorf("index check after serving: exit %d\n%s", code, stdout)
+	}
 }
