@@ -150,8 +150,9 @@
 //
 // # Repack
 //
-// [DB.Repack] (neardup index repack) moves the postings of their own into
-// packed values, offline or while the index serves. If the index has no
+// [DB.Repack] (neardup index repack, or neardup serve --repack-interval in
+// the background) moves the postings of their own into packed values,
+// offline or while the index serves. If the index has no
 // group bits yet, it chooses G from the number of postings, as a build does,
 // and records it in the meta record (synced) before it writes any packed
 // value: an index marked with G but holding no packed value is valid. It
