@@ -85,7 +85,7 @@ func TestShards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	equalRecords(t, got, recs[100/11 : 200/11])
+	equalRecords(t, got, recs[100/11:200/11])
 
 	for name, c := range map[string]struct {
 		paths []string
