@@ -141,21 +141,6 @@ func (w *Writer) Add(id []byte, sig []uint64) error {
 	return nil
 }
 
-// appendPacked appends the first n bytes of the little-endian words of sig.
-func appendPacked(dst []byte, sig []uint64, n int) []byte {
-	full := n / 8
-	for _, v := range sig[:full] {
-		dst = binary.LittleEndian.AppendUint64(dst, v)
-	}
-	if rest := n - 8*full; rest > 0 {
-		v := sig[full]
-		for j := range rest {
-			dst = append(dst, byte(v>>(8*j)))
-		}
-	}
-	return dst
-}
-
 // flush writes the block in buf: its header, its records and its checksum.
 func (w *Writer) flush() {
 	binary.LittleEndian.PutUint32(w.buf[0:], uint32(w.n))
