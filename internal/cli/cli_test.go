@@ -15,6 +15,7 @@ import (
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden CLI outputs in ../../testdata/golden/cli")
@@ -126,19 +127,19 @@ func TestSign(t *testing.T) {
 	if code != 0 {
 		t.Fatal(stderr)
 	}
-	f, err := os.Open(out)
+	r, err := sigfile.Open(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
+	defer r.Close()
 	p := minhash.Params{Bits: 8}
-	r := minhash.NewReader(f, p, shingle.Prose.Fingerprint())
 	sh := shingle.MustNew(shingle.Prose)
 	h := minhash.MustNewHasher(p)
 	data, _ := os.ReadFile(sample)
 	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	var rec sigfile.Record
 	for i := 0; ; i++ {
-		id, sig, err := r.Next()
+		err := r.Next(&rec)
 		if errors.Is(err, io.EOF) {
 			if i != len(lines) {
 				t.Fatalf("%d signatures; want %d", i, len(lines))
@@ -150,16 +151,15 @@ func TestSign(t *testing.T) {
 		}
 		var want struct{ ID, Text string }
 		jsonUnmarshal(t, lines[i], &want)
-		if string(id) != want.ID {
-			t.Fatalf("signature %d has id %q; want %q", i, id, want.ID)
+		if string(rec.ID) != want.ID {
+			t.Fatalf("signature %d has id %q; want %q", i, rec.ID, want.ID)
 		}
-		if w := h.SignText(nil, sh, []byte(want.Text)); !slicesEqual(w, sig) {
+		if w := h.SignText(nil, sh, []byte(want.Text)); !slicesEqual(w, rec.Sig) {
 			t.Fatalf("signature %d differs from the library's", i)
 		}
 	}
-	f.Seek(0, 0)
-	if _, _, err := minhash.NewReader(f, p, shingle.Code.Fingerprint()).Next(); !errors.Is(err, minhash.ErrSpecMismatch) {
-		t.Errorf("reading under another spec: err = %v; want ErrSpecMismatch", err)
+	if err := r.CheckMinHash(shingle.Code, p); !errors.Is(err, sigfile.ErrSpecMismatch) {
+		t.Errorf("checking against another spec: err = %v; want ErrSpecMismatch", err)
 	}
 }
 

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
 )
 
 type signOptions struct {
@@ -39,9 +38,11 @@ func newSignCmd(io IO) *cobra.Command {
 		Use:   "sign [flags] INPUT... -o signatures.bin",
 		Short: "Write the MinHash signature of every document",
 		Long: `sign reads JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin) and
-writes one wire-format signature per document, with its id, in input order, using
-every core. The format is in docs/signature-format.md: each signature carries the
-shingle spec and params fingerprints, so signatures made otherwise never mix.`,
+writes a signature file, using every core: a header that says how the signatures were
+made (shingle spec, params with the seed), then each document's id and signature in
+input order, with checksums and a record count, so a cut or damaged file is refused
+(package sigfile; the format is in docs/signature-format.md §6). -o FILE appears only
+once complete.`,
 		Example: `  neardup sign -o sigs.bin testdata/articles_1000.jsonl
   neardup sign --shingle char:5 --scheme khash --num-perm 256 -o - corpus.jsonl.zst > sigs.bin`,
 		Args: cobra.MinimumNArgs(1),
@@ -64,24 +65,44 @@ shingle spec and params fingerprints, so signatures made otherwise never mix.`,
 	return cmd
 }
 
-// signedBatch is the wire-format signatures of one batch's documents.
+// signedBatch is the ids and signatures of one batch's documents.
 type signedBatch struct {
-	out  []byte
-	docs int64
+	ids   []byte
+	idEnd []int
+	sigs  []uint64 // Words() per document
+}
+
+// createSignatures starts the signature file out: for a path, written under
+// a temporary name and renamed by Close (sigfile.Create, atomic); for "-",
+// streamed to stdout, where only the reader's checks (trailer, checksums)
+// tell a complete file from a cut one.
+func createSignatures(out string, stdout io.Writer, spec shingle.Spec, params minhash.Params) (*sigfile.Writer, error) {
+	h := sigfile.MinHashHeader(spec, params)
+	if out == "-" {
+		return sigfile.NewWriter(stdout, h)
+	}
+	return sigfile.Create(out, h)
+}
+
+// writeSigned appends one batch's records to w, in input order.
+func writeSigned(w *sigfile.Writer, b *signedBatch, words int) error {
+	id0 := 0
+	for i, end := range b.idEnd {
+		if err := w.Add(b.ids[id0:end], b.sigs[i*words:(i+1)*words]); err != nil {
+			return err
+		}
+		id0 = end
+	}
+	return nil
 }
 
 func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spec shingle.Spec, params minhash.Params, copts corpus.Options) error {
-	var w io.Writer = stdio.Out
-	var f *os.File
-	if o.out != "-" {
-		var err error
-		if f, err = os.Create(o.out); err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
+	params.EnsureDefaults()
+	out, err := createSignatures(o.out, stdio.Out, spec, params)
+	if err != nil {
+		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
+	defer out.Abort()
 	reader, err := corpus.NewReader(inputs, &copts)
 	if err != nil {
 		return err
@@ -93,8 +114,7 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 	}
 	bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer bar.Finish()
-	params.EnsureDefaults()
-	specFP := spec.Fingerprint()
+	words := params.Words()
 	var docs int64
 	parseStats, err := corpuspipe.Run(ctx, reader, &copts, o.workers,
 		func() (corpuspipe.Worker[signedBatch], error) {
@@ -106,42 +126,31 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 			if err != nil {
 				return corpuspipe.Worker[signedBatch]{}, err
 			}
-			var sig minhash.Signature
 			return corpuspipe.Worker[signedBatch]{
-				Begin: func(res *signedBatch, _ *corpus.Batch) { res.out, res.docs = res.out[:0], 0 },
+				Begin: func(res *signedBatch, _ *corpus.Batch) {
+					res.ids, res.idEnd, res.sigs = res.ids[:0], res.idEnd[:0], res.sigs[:0]
+				},
 				Document: func(res *signedBatch, rec *corpus.Record, doc *corpus.Document) error {
-					sig = h.SignText(sig[:0], sh, doc.Text)
-					// A non-nil id, even when empty: every record carries one
-					// (AppendBinary writes no id for a nil one).
-					id := doc.ID
-					if id == nil {
-						id = []byte{}
+					if len(doc.ID) >= sigfile.MaxIDLen {
+						return fmt.Errorf("%s:%d: id of %d bytes, the limit is %d", rec.File, rec.Line, len(doc.ID), sigfile.MaxIDLen-1)
 					}
-					if len(id) >= minhash.MaxIDLen {
-						return fmt.Errorf("%s:%d: id of %d bytes, the limit is %d", rec.File, rec.Line, len(id), minhash.MaxIDLen-1)
-					}
-					res.out = minhash.AppendBinary(res.out, params, specFP, id, sig)
-					res.docs++
+					res.sigs = h.SignText(res.sigs, sh, doc.Text)
+					res.ids = append(res.ids, doc.ID...)
+					res.idEnd = append(res.idEnd, len(res.ids))
 					return nil
 				},
 			}, nil
 		},
 		func(b *corpuspipe.Batch[signedBatch]) error {
-			docs += b.Result.docs
-			bar.Add(b.Result.docs, b.RawBytes)
-			_, err := bw.Write(b.Result.out)
-			return err
+			docs += int64(len(b.Result.idEnd))
+			bar.Add(int64(len(b.Result.idEnd)), b.RawBytes)
+			return writeSigned(out, &b.Result, words)
 		})
 	if err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	if err := out.Close(); err != nil {
 		return err
-	}
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return err
-		}
 	}
 	bar.Finish()
 	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad, spec, params)

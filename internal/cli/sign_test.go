@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // TestSignVariants runs sign with the sketch flags, standard input and
@@ -85,9 +86,20 @@ func TestSignVariants(t *testing.T) {
 			}
 			sh := shingle.MustNew(spec)
 			h := minhash.MustNewHasher(c.params)
-			r := minhash.NewReader(bytes.NewReader(data), h.Params(), spec.Fingerprint())
+			r, err := sigfile.NewReader(bytes.NewReader(data), dest, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The header says how the signatures were made, seed included.
+			if err := r.CheckMinHash(spec, h.Params()); err != nil {
+				t.Fatal(err)
+			}
+			if got := r.Header().MinHash; got != h.Params() {
+				t.Errorf("header params %v; want %v", got, h.Params())
+			}
+			var rec sigfile.Record
 			for i := 0; ; i++ {
-				id, sig, err := r.Next()
+				err := r.Next(&rec)
 				if errors.Is(err, io.EOF) {
 					if i != len(docs) {
 						t.Fatalf("%d signatures; want %d", i, len(docs))
@@ -97,10 +109,10 @@ func TestSignVariants(t *testing.T) {
 				if err != nil {
 					t.Fatalf("signature %d: %v", i, err)
 				}
-				if id == nil || string(id) != docs[i].id {
-					t.Errorf("signature %d: id %q (nil %v); want %q", i, id, id == nil, docs[i].id)
+				if string(rec.ID) != docs[i].id {
+					t.Errorf("signature %d: id %q; want %q", i, rec.ID, docs[i].id)
 				}
-				if want := h.SignText(nil, sh, []byte(docs[i].text)); !slices.Equal(sig, want) {
+				if want := h.SignText(nil, sh, []byte(docs[i].text)); !slices.Equal(rec.Sig, want) {
 					t.Errorf("signature %d (%q) differs from the library's", i, docs[i].id)
 				}
 			}
@@ -120,4 +132,18 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TestSignFailureLeavesNoFile: a sign run that fails leaves no output file,
+// not even a partial one.
+func TestSignFailureLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "sigs.ndsf")
+	code, _, _ := runCLI(t, "", "sign", "-q", "-o", out, filepath.Join(dir, "missing.jsonl"))
+	if code == ExitOK {
+		t.Fatal("sign of a missing input succeeded")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("files left behind: %v", ents)
+	}
 }
