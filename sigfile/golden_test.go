@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
 
@@ -167,4 +169,27 @@ func hexes(v []uint64) []string {
 		s[i] = fmt.Sprintf("%016x", x)
 	}
 	return s
+}
+
+// TestIndependentReader runs testdata/sigfile.py, a reader written from
+// docs/signature-format.md alone, over the golden files: it checks every
+// checksum, the records, the slots and the band keys of §7 against
+// sigfiles.json. It skips without python3 or the system's libxxhash.
+func TestIndependentReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs python3")
+	}
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	out, err := exec.Command(py, "testdata/sigfile.py", goldenDir).CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 77 {
+		t.Skipf("no libxxhash: %s", out)
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%s", out)
 }
