@@ -13,10 +13,10 @@ import (
 	"unsafe"
 )
 
-// appendPacked appends the first n bytes of the little-endian words of sig
-// (n ≤ 8·len(sig)).
-func appendPacked(dst []byte, sig []uint64, n int) []byte {
-	return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sig))), 8*len(sig))[:n]...)
+// putPacked sets dst to the first len(dst) bytes of the little-endian
+// words of sig (len(dst) ≤ 8·len(sig)).
+func putPacked(dst []byte, sig []uint64) {
+	copy(dst, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(sig))), 8*len(sig)))
 }
 
 // unpack appends the words of a packed signature: src holds them

@@ -10,20 +10,19 @@ import (
 	"slices"
 )
 
-// appendPacked appends the first n bytes of the little-endian words of sig
-// (n ≤ 8·len(sig)).
-func appendPacked(dst []byte, sig []uint64, n int) []byte {
-	full := n / 8
-	for _, v := range sig[:full] {
-		dst = binary.LittleEndian.AppendUint64(dst, v)
-	}
-	if rest := n - 8*full; rest > 0 {
-		v := sig[full]
-		for j := range rest {
-			dst = append(dst, byte(v>>(8*j)))
+// putPacked sets dst to the first len(dst) bytes of the little-endian
+// words of sig (len(dst) ≤ 8·len(sig)).
+func putPacked(dst []byte, sig []uint64) {
+	for i, v := range sig {
+		if len(dst) >= 8*(i+1) {
+			binary.LittleEndian.PutUint64(dst[8*i:], v)
+			continue
 		}
+		for j := 8 * i; j < len(dst); j++ {
+			dst[j] = byte(v >> (8 * (j - 8*i)))
+		}
+		return
 	}
-	return dst
 }
 
 // unpack appends the words of a packed signature: src holds them

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/zeebo/xxh3"
 
@@ -133,9 +134,17 @@ func (w *Writer) Add(id []byte, sig []uint64) error {
 			return w.err
 		}
 	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(id)))
-	w.buf = append(w.buf, id...)
-	w.buf = appendPacked(w.buf, sig, w.sigBytes)
+	if cap(w.buf)-len(w.buf) < size {
+		w.buf = slices.Grow(w.buf, size) // a record larger than a block
+	}
+	// Fill the record in place: w.buf = w.buf[:k] updates only the length,
+	// where appends store the slice's pointer, each a write barrier while
+	// the collector runs (a quarter of writing SimHash records).
+	p := len(w.buf)
+	w.buf = w.buf[:p+size]
+	p += binary.PutUvarint(w.buf[p:], uint64(len(id)))
+	p += copy(w.buf[p:], id)
+	putPacked(w.buf[p:p+w.sigBytes], sig)
 	w.n++
 	w.count++
 	return nil
