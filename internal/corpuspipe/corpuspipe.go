@@ -51,6 +51,8 @@ type Batch[R any] struct {
 	RawBytes int64
 	// Result is what the Worker's calls made of the records.
 	Result R
+
+	err error // the reader's or the Worker's error, passed on in input order
 }
 
 // Run reads every batch of r, has workers goroutines (0 or less: GOMAXPROCS)
@@ -61,10 +63,13 @@ type Batch[R any] struct {
 // is read.
 //
 // At most 2·workers+2 batches are in flight: the reader waits for consume
-// to release one. The first error of newWorker, the reader, a Worker or
-// consume, or the cancellation of ctx, stops every stage; Run returns that
-// error once all goroutines have finished. Parse errors are
-// *corpus.RecordError, naming the file and line.
+// to release one. An error of newWorker, the reader, a Worker or consume, or
+// the cancellation of ctx, stops every stage; Run returns the error once all
+// goroutines have finished. Errors about records are reported in input
+// order, whichever goroutine met one first: the error Run returns is the one
+// of the first record at fault (a Worker's or the reader's), and consume has
+// seen every batch before it. Parse errors are *corpus.RecordError, naming
+// the file and line.
 //
 // Run returns the Parsers' Stats summed (the records that did not parse, as
 // Bad); add r.Stats() for the corpus's total. Run does not close r.
@@ -115,11 +120,15 @@ func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, wor
 				case <-ctx.Done():
 					return context.Cause(ctx)
 				}
+				b.err = nil
 				if err := r.Next(&b.Batch); err != nil {
 					if errors.Is(err, io.EOF) {
 						return nil
 					}
-					return err
+					// In line with the batches before it, so that a bad
+					// record they hold is reported first.
+					b.err = err
+					return emit(b)
 				}
 				if err := emit(b); err != nil {
 					return err
@@ -129,14 +138,20 @@ func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, wor
 		func() func(*Batch[R]) (*Batch[R], error) {
 			w := ws[next.Add(1)-1] // called once per goroutine
 			return func(b *Batch[R]) (*Batch[R], error) {
-				if err := w.process(b); err != nil {
-					return nil, fail(err)
+				// A worker's error goes to the consumer with its batch,
+				// so that the first bad record in input order is
+				// reported, not the first one a worker met in time.
+				if b.err == nil {
+					b.err = w.process(b)
 				}
 				return b, nil
 			}
 		},
 		func(b *Batch[R]) error {
-			err := consume(b)
+			err := b.err
+			if err == nil {
+				err = consume(b)
+			}
 			free <- b // never blocks: free holds every batch
 			if err != nil {
 				return fail(err)

@@ -295,3 +295,58 @@ func TestRunDocumentRequired(t *testing.T) {
 		func() (corpuspipe.Worker[int], error) { return corpuspipe.Worker[int]{}, nil },
 		func(*corpuspipe.Batch[int]) error { return nil })
 }
+
+// TestRunFirstErrorInInputOrder: when many records are bad, the error Run
+// returns is the first bad record in input order, whichever worker failed
+// first in time, and whether a parse, a Worker or the Reader (a record over
+// MaxRecordBytes) found it.
+func TestRunFirstErrorInInputOrder(t *testing.T) {
+	const lines = 2000
+	allBad := writeCorpus(t, 1, lines, func(int, int) bool { return true })
+	// Line 40 does not parse; line 41 is over MaxRecordBytes, which the
+	// Reader, running ahead of the workers, finds first in time.
+	mixed := writeCorpus(t, 1, lines, func(_, l int) bool { return l == 40 })
+	data, err := os.ReadFile(mixed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.SplitAfter(string(data), "\n")
+	ls[40] = `{"id":"big","text":"` + strings.Repeat("x", 300) + "\"}\n"
+	if err := os.WriteFile(mixed[0], []byte(strings.Join(ls, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := writeCorpus(t, 1, lines, nil)
+	failAll := func() (corpuspipe.Worker[int], error) {
+		return corpuspipe.Worker[int]{Document: func(_ *int, rec *corpus.Record, _ *corpus.Document) error {
+			return fmt.Errorf("%s:%d: %w", rec.File, rec.Line, errTest)
+		}}, nil
+	}
+	count := func() (corpuspipe.Worker[int], error) {
+		return corpuspipe.Worker[int]{Document: func(res *int, _ *corpus.Record, _ *corpus.Document) error {
+			*res++
+			return nil
+		}}, nil
+	}
+	for _, c := range []struct {
+		name      string
+		path      string
+		newWorker func() (corpuspipe.Worker[int], error)
+		opts      corpus.Options
+		want      string
+	}{
+		{"parse", allBad[0], count, corpus.Options{BatchBytes: 64}, allBad[0] + ":1: corpus: not valid JSON"},
+		{"worker", good[0], failAll, corpus.Options{BatchBytes: 64}, good[0] + ":1: test error"},
+		{"reader", mixed[0], count, corpus.Options{BatchBytes: 64, MaxRecordBytes: 200}, mixed[0] + ":40: corpus: not valid JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for run := range 30 {
+				r := openReader(t, []string{c.path}, &c.opts)
+				_, err := corpuspipe.Run(context.Background(), r, &c.opts, 8, c.newWorker,
+					func(*corpuspipe.Batch[int]) error { return nil })
+				if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+					t.Fatalf("run %d: got %v; want the error of the first bad line, %s", run, err, c.want)
+				}
+			}
+		})
+	}
+}
