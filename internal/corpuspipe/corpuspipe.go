@@ -51,6 +51,11 @@ type Batch[R any] struct {
 	RawBytes int64
 	// Result is what the Worker's calls made of the records.
 	Result R
+	// Bad are the batch's records skipped as bad under SkipBad, in input
+	// order: those the reader skipped (corpus.Batch.Skipped) and those that
+	// did not parse. Write them to a corpus.BadLog to list what a run left
+	// out. The errors are plain data and may be kept.
+	Bad []corpus.RecordError
 
 	err error // the reader's or the Worker's error, passed on in input order
 }
@@ -71,8 +76,10 @@ type Batch[R any] struct {
 // seen every batch before it. Parse errors are *corpus.RecordError, naming
 // the file and line.
 //
-// Run returns the Parsers' Stats summed (the records that did not parse, as
-// Bad); add r.Stats() for the corpus's total. Run does not close r.
+// Under SkipBad each batch's Bad lists its records skipped as bad, in input
+// order, for a corpus.BadLog. Run returns the Parsers' Stats summed (the
+// records that did not parse, as Bad, and the keep values parsed, as Keep);
+// add r.Stats() for the corpus's total. Run does not close r.
 func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, workers int, newWorker func() (Worker[R], error), consume func(*Batch[R]) error) (corpus.Stats, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -186,12 +193,25 @@ func (w *worker[R]) process(b *Batch[R]) error {
 		b.Result = zero
 	}
 	b.RawBytes = 0
+	clear(b.Bad)
+	b.Bad = b.Bad[:0]
+	skipped := b.Skipped // the reader's, in index order, merged into Bad
 	for i := range b.Records {
 		rec := &b.Records[i]
 		b.RawBytes += int64(len(rec.Raw))
 		if err := w.parser.Parse(rec, &w.doc); err != nil {
 			if !w.skipBad {
 				return err
+			}
+			for len(skipped) > 0 && skipped[0].Index < rec.Index {
+				b.Bad = append(b.Bad, skipped[0])
+				skipped = skipped[1:]
+			}
+			var re *corpus.RecordError
+			if errors.As(err, &re) {
+				b.Bad = append(b.Bad, *re)
+			} else {
+				b.Bad = append(b.Bad, corpus.RecordError{File: rec.File, Line: rec.Line, Index: rec.Index, Err: err})
 			}
 			if w.Skip != nil {
 				w.Skip(&b.Result, rec, err)
@@ -202,5 +222,6 @@ func (w *worker[R]) process(b *Batch[R]) error {
 			return err
 		}
 	}
+	b.Bad = append(b.Bad, skipped...)
 	return nil
 }

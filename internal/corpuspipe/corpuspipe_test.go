@@ -350,3 +350,62 @@ func TestRunFirstErrorInInputOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestRunBad: under SkipBad, each batch's Bad lists the records the reader
+// skipped (too large) and those that did not parse, merged in input order,
+// whatever the number of workers and the batch size; and Run's stats count
+// the keep values parsed.
+func TestRunBad(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for l := 1; l <= 600; l++ {
+		switch {
+		case l%37 == 0:
+			b.WriteString("{not json\n")
+			want = append(want, fmt.Sprintf("%d/%d/not valid JSON", l, l-1))
+		case l%53 == 0:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"%s\"}\n", l, strings.Repeat("y", 200))
+			want = append(want, fmt.Sprintf("%d/%d/record too large", l, l-1))
+		case l%3 == 0:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"doc %d\",\"q\":%d}\n", l, l, l)
+		default:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"doc %d\"}\n", l, l)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 4} {
+		for _, batch := range []int{64, 1 << 20} {
+			opts := &corpus.Options{SkipBad: true, MaxRecordBytes: 150, BatchBytes: batch, KeepField: "q"}
+			r := openReader(t, []string{path}, opts)
+			var got []string
+			st, err := corpuspipe.Run(context.Background(), r, opts, workers,
+				func() (corpuspipe.Worker[int], error) {
+					return corpuspipe.Worker[int]{Document: func(*int, *corpus.Record, *corpus.Document) error { return nil }}, nil
+				},
+				func(b *corpuspipe.Batch[int]) error {
+					for _, e := range b.Bad {
+						if e.File != path {
+							t.Errorf("bad record in %q; want %q", e.File, path)
+						}
+						reason, _, _ := strings.Cut(strings.TrimPrefix(e.Err.Error(), "corpus: "), ":")
+						got = append(got, fmt.Sprintf("%d/%d/%s", e.Line, e.Index, reason))
+					}
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("workers=%d batch=%d: got bad records\n%q\nwant\n%q", workers, batch, got, want)
+			}
+			// Lines 3, 6, …, 600 carry q, but not the bad ones (111, 222,
+			// …, 555 do not parse; 159, 318, 477 are too large).
+			if wantKeep := int64(200 - 5 - 3); st.Keep != wantKeep {
+				t.Errorf("workers=%d batch=%d: got Stats.Keep %d; want %d", workers, batch, st.Keep, wantKeep)
+			}
+		}
+	}
+}
