@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -23,6 +25,7 @@ type signOptions struct {
 	quiet   bool
 	sketch  sketchFlags
 	corpus  corpusFlags
+	badOut  badOutFlag
 }
 
 func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
@@ -31,6 +34,7 @@ func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	o.sketch.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.badOut.AddFlags(fs)
 }
 
 func newSignCmd(io IO) *cobra.Command {
@@ -41,7 +45,12 @@ func newSignCmd(io IO) *cobra.Command {
 		Long: `sign reads JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin) and
 writes one wire-format signature per document, with its id, in input order, using
 every core. The format is in docs/signature-format.md: each signature carries the
-shingle spec and params fingerprints, so signatures made otherwise never mix.`,
+shingle spec and params fingerprints, so signatures made otherwise never mix.
+
+Ids must be unique: a repeated id is an error naming the file and line of its
+second occurrence, or with --skip-bad that record is skipped as bad. The output
+file appears only when the run succeeds (it is written under a temporary name
+in the same directory and renamed).`,
 		Example: `  neardup sign -o sigs.bin testdata/articles_1000.jsonl
   neardup sign --shingle char:5 --scheme khash --num-perm 256 -o - corpus.jsonl.zst > sigs.bin`,
 		Args: cobra.MinimumNArgs(1),
@@ -64,29 +73,53 @@ shingle spec and params fingerprints, so signatures made otherwise never mix.`,
 	return cmd
 }
 
-// signedBatch is the wire-format signatures of one batch's documents.
+// signedBatch is the wire-format signatures of one batch's documents, with
+// their ids and records for the check of repeated ids.
 type signedBatch struct {
-	out  []byte
-	docs int64
+	out   []byte
+	docs  int64
+	ids   []byte
+	idEnd []int
+	pos   []dupid.Position
 }
 
 func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spec shingle.Spec, params minhash.Params, copts corpus.Options) error {
-	var w io.Writer = stdio.Out
-	var f *os.File
-	if o.out != "-" {
-		var err error
-		if f, err = os.Create(o.out); err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
+	if err := o.badOut.check(copts.SkipBad); err != nil {
+		return err
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
 	reader, err := corpus.NewReader(inputs, &copts)
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
+	out, err := createOutput(stdio, o.out)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	// Under --skip-bad a document whose id repeats an earlier one's is left
+	// out, which is known only once every id is: signatures to standard
+	// output are staged in a temporary file until then.
+	w := out.Writer
+	var stage *os.File
+	if copts.SkipBad && o.out == "-" {
+		if stage, err = os.CreateTemp("", "neardup-sign-*.tmp"); err != nil {
+			return err
+		}
+		defer func() { stage.Close(); os.Remove(stage.Name()) }()
+		w = bufio.NewWriterSize(stage, 1<<20)
+	}
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
+	ids, err := newIDCheck(copts.SkipBad, bad)
+	if err != nil {
+		return err
+	}
+	defer ids.close()
+
 	var bar *progress.Bar
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
@@ -108,7 +141,10 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 			}
 			var sig minhash.Signature
 			return corpuspipe.Worker[signedBatch]{
-				Begin: func(res *signedBatch, _ *corpus.Batch) { res.out, res.docs = res.out[:0], 0 },
+				Begin: func(res *signedBatch, _ *corpus.Batch) {
+					res.out, res.docs = res.out[:0], 0
+					res.ids, res.idEnd, res.pos = res.ids[:0], res.idEnd[:0], res.pos[:0]
+				},
 				Document: func(res *signedBatch, rec *corpus.Record, doc *corpus.Document) error {
 					sig = h.SignText(sig[:0], sh, doc.Text)
 					// A non-nil id, even when empty: every record carries one
@@ -122,28 +158,133 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 					}
 					res.out = minhash.AppendBinary(res.out, params, specFP, id, sig)
 					res.docs++
+					res.ids = append(res.ids, id...)
+					res.idEnd = append(res.idEnd, len(res.ids))
+					res.pos = append(res.pos, dupid.Position{File: rec.File, Line: rec.Line, Index: rec.Index})
 					return nil
 				},
 			}, nil
 		},
 		func(b *corpuspipe.Batch[signedBatch]) error {
-			docs += b.Result.docs
-			bar.Add(b.Result.docs, b.RawBytes)
-			_, err := bw.Write(b.Result.out)
+			r := &b.Result
+			start := 0
+			for i, end := range r.idEnd {
+				if err := ids.add(r.ids[start:end], r.pos[i]); err != nil {
+					return err
+				}
+				start = end
+			}
+			if err := bad.add(b.Bad); err != nil {
+				return err
+			}
+			docs += r.docs
+			bar.Add(r.docs, b.RawBytes)
+			_, err := w.Write(r.out)
 			return err
 		})
 	if err != nil {
 		return err
 	}
-	if err := bw.Flush(); err != nil {
+	bar.Finish()
+	if err := finishSign(stdio, out, w, stage, ids, params, specFP); err != nil {
 		return err
 	}
-	if f != nil {
-		if err := f.Close(); err != nil {
+	if err := bad.commit(); err != nil {
+		return err
+	}
+	docs -= ids.dropped
+	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, spec, params)
+	return nil
+}
+
+// finishSign checks the ids and writes the output under its final name:
+// written is what the signatures went to (out, or a buffer on stage for
+// standard output under --skip-bad). Signatures of documents whose id
+// repeats an earlier one's (under --skip-bad) are left out by copying the
+// others to a new output.
+func finishSign(stdio IO, out *outputFile, written io.Writer, stage *os.File, ids *idCheck, params minhash.Params, specFP uint64) error {
+	if bw, ok := written.(*bufio.Writer); ok {
+		if err := bw.Flush(); err != nil {
 			return err
 		}
 	}
-	bar.Finish()
-	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad, spec, params)
-	return nil
+	var src *os.File // what was written, to copy without the dropped
+	dst := out
+	var sr *minhash.Reader
+	var next int64 // number of the next signature of src
+	var buf []byte
+	err := ids.finish(func(n int64) error {
+		if sr == nil {
+			switch {
+			case stage != nil:
+				src = stage
+			default:
+				// The signatures are in out's temporary file: copy them to
+				// a second one, which replaces it.
+				f, err := os.Open(out.f.Name())
+				if err != nil {
+					return err
+				}
+				src = f
+				if dst, err = createOutput(stdio, out.f.Path()); err != nil {
+					f.Close()
+					return err
+				}
+			}
+			if _, err := src.Seek(0, io.SeekStart); err != nil {
+				return err
+			}
+			sr = minhash.NewReader(src, params, specFP)
+		}
+		for ; next <= n; next++ {
+			id, sig, err := sr.Next()
+			if err != nil {
+				return fmt.Errorf("re-reading signatures: %w", err)
+			}
+			if next < n {
+				buf = minhash.AppendBinary(buf[:0], params, specFP, id, sig)
+				if _, err := dst.Write(buf); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if src != nil && src != stage {
+		defer src.Close()
+	}
+	if dst != out {
+		defer dst.abort()
+	}
+	if err != nil {
+		return err
+	}
+	switch {
+	case sr != nil:
+		for {
+			id, sig, err := sr.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("re-reading signatures: %w", err)
+			}
+			buf = minhash.AppendBinary(buf[:0], params, specFP, id, sig)
+			if _, err := dst.Write(buf); err != nil {
+				return err
+			}
+		}
+	case stage != nil:
+		// Nothing dropped: the staged signatures go out as they are.
+		if _, err := stage.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.Copy(dst, stage); err != nil {
+			return err
+		}
+	}
+	if dst != out {
+		out.abort()
+	}
+	return dst.commit()
 }
