@@ -223,3 +223,48 @@ func TestBadOut(t *testing.T) {
 		})
 	}
 }
+
+// TestUnknownCommandAndVersion: an unknown command or subcommand is a usage
+// error (exit 2, as EXIT STATUS says), and version and --version print the
+// release, Go and format versions.
+func TestUnknownCommandAndVersion(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string // in stderr for errors, stdout otherwise
+	}{
+		{[]string{"nosuch"}, ExitUsage, `unknown command "nosuch" for "neardup"`},
+		{[]string{"sig"}, ExitUsage, `did you mean "sign"?`},
+		{[]string{"eval", "nosuch"}, ExitUsage, `unknown command "nosuch" for "neardup eval"`},
+		{[]string{"index", "nosuch"}, ExitUsage, `unknown command "nosuch" for "neardup index"`},
+		{[]string{"version", "extra"}, ExitUsage, `unknown command "extra"`},
+		{[]string{"eval"}, ExitOK, "eval truth"},
+		{[]string{"version"}, ExitOK, versionText()},
+		{[]string{"--version"}, ExitOK, versionText()},
+	} {
+		code, stdout, stderr := runCLI(t, "", c.args...)
+		got := stdout
+		if c.code != ExitOK {
+			got = stderr
+		}
+		if code != c.code || !strings.Contains(got, c.want) {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit %d and %q", c.args, code, stdout, stderr, c.code, c.want)
+		}
+	}
+	v := versionText()
+	for _, want := range []string{"neardup 0.", "\ngo go1.", "\nshingle spec v1 (Unicode ", "\nsignature format v2\n", "\nindex format v"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("version text %q lacks %q", v, want)
+		}
+	}
+}
+
+// TestMaxRecordBytesNamesTheFlag: a record over the limit is reported with
+// the flag that sets it.
+func TestMaxRecordBytesNamesTheFlag(t *testing.T) {
+	in := writeJSONL(t, t.TempDir(), 10, nil)
+	code, _, stderr := runCLI(t, "", "sign", "-q", "--max-record-bytes", "50", "-o", filepath.Join(t.TempDir(), "out"), in)
+	if code != ExitFailure || !strings.Contains(stderr, in+":1: corpus: record too large") || !strings.Contains(stderr, "--max-record-bytes") {
+		t.Errorf("exit %d, stderr %q; want exit 1 naming line 1 and --max-record-bytes", code, stderr)
+	}
+}
