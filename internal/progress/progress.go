@@ -28,12 +28,12 @@ type Bar struct {
 	counts    bool   // the current stage counts stageUnit only: no bytes, total is a count
 	stage     string
 	total     int64 // bytes (or, when counts, units) expected in this stage, or -1
-	start time.Time
-	docs  atomic.Int64
-	bytes atomic.Int64
-	read  func() int64 // optional: bytes read so far, overrides bytes for the bar
-	stop  chan struct{}
-	done  chan struct{}
+	start     time.Time
+	docs      atomic.Int64
+	bytes     atomic.Int64
+	read      func() int64 // optional: bytes read so far, overrides bytes for the bar
+	stop      chan struct{}
+	done      chan struct{}
 }
 
 // New returns a Bar writing to w (usually os.Stderr when it is a terminal).
