@@ -44,8 +44,10 @@
 // A record that cannot be read or parsed yields a [*RecordError] naming the
 // file, the line and the field, wrapping one of the package's sentinel errors
 // (check with errors.Is). With Options.SkipBad set the Reader skips records
-// longer than MaxRecordBytes and counts them, and callers skip documents whose
-// Parse fails; [Stats] adds the counts up for a report.
+// longer than MaxRecordBytes, counts them and lists them in Batch.Skipped, and
+// callers skip documents whose Parse fails; [Stats] adds the counts up for a
+// report, and a [BadLog] lists the skipped records, one a line, in input
+// order.
 //
 // # Writing kept records
 //

@@ -127,3 +127,53 @@ func ExampleSpool() {
 	// Output:
 	// {"id":"2","text":"second document"}
 }
+
+// With SkipBad the Reader skips records over MaxRecordBytes (listing them in
+// Batch.Skipped) and callers skip records that do not parse; a BadLog lists
+// both, one a line.
+func ExampleBadLog() {
+	dir, err := os.MkdirTemp("", "corpus-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "in.jsonl")
+	data := `{"id":"a","text":"fine"}
+{"id":"b","text":"far too long for the limit of forty bytes"}
+{"id":"c","body":"no text"}
+`
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		log.Fatal(err)
+	}
+	opts := &corpus.Options{SkipBad: true, MaxRecordBytes: 40}
+	r, err := corpus.NewReader([]string{path}, opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	p, err := corpus.NewParser(opts)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out strings.Builder
+	bad := corpus.NewBadLog(&out)
+	var b corpus.Batch
+	var doc corpus.Document
+	for r.Next(&b) == nil {
+		bad.Add(b.Skipped)
+		for i := range b.Records {
+			var re *corpus.RecordError
+			if err := p.Parse(&b.Records[i], &doc); errors.As(err, &re) {
+				bad.Write(re)
+			}
+		}
+	}
+	if err := bad.Flush(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Print(strings.ReplaceAll(out.String(), path, "in.jsonl"))
+	// Output:
+	// # file	line	index	field	reason
+	// in.jsonl	2	1	-	corpus: record too large: 61 bytes, over MaxRecordBytes (40)
+	// in.jsonl	3	2	text	corpus: missing field
+}

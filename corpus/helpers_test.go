@@ -69,12 +69,20 @@ type rec struct {
 // It returns the records read before any error, and the error (nil at EOF).
 func readRecords(t testing.TB, inputs []string, opts *Options) ([]Record, Stats, error) {
 	t.Helper()
+	recs, _, st, err := readSkipped(t, inputs, opts)
+	return recs, st, err
+}
+
+// readSkipped is readRecords that also returns the batches' Skipped records.
+func readSkipped(t testing.TB, inputs []string, opts *Options) ([]Record, []RecordError, Stats, error) {
+	t.Helper()
 	r, err := NewReader(inputs, opts)
 	if err != nil {
-		return nil, Stats{}, err
+		return nil, nil, Stats{}, err
 	}
 	defer r.Close()
 	var out []Record
+	var skipped []RecordError
 	var b Batch
 	for {
 		err := r.Next(&b)
@@ -82,16 +90,20 @@ func readRecords(t testing.TB, inputs []string, opts *Options) ([]Record, Stats,
 			x.Raw = bytes.Clone(x.Raw)
 			out = append(out, x)
 		}
+		skipped = append(skipped, b.Skipped...)
 		if err == io.EOF {
-			return out, r.Stats(), nil
+			if len(b.Skipped) > 0 {
+				t.Errorf("Next returned %d skipped records with io.EOF", len(b.Skipped))
+			}
+			return out, skipped, r.Stats(), nil
 		}
 		if err != nil {
-			if len(b.Records) > 0 {
-				t.Errorf("Next returned %d records with error %v", len(b.Records), err)
+			if len(b.Records) > 0 || len(b.Skipped) > 0 {
+				t.Errorf("Next returned %d records, %d skipped, with error %v", len(b.Records), len(b.Skipped), err)
 			}
-			return out, r.Stats(), err
+			return out, skipped, r.Stats(), err
 		}
-		if len(b.Records) == 0 {
+		if len(b.Records) == 0 && len(b.Skipped) == 0 {
 			t.Fatalf("Next returned an empty batch without error")
 		}
 	}

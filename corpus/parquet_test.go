@@ -3,6 +3,7 @@ package corpus
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -201,9 +202,12 @@ func TestReaderParquetErrors(t *testing.T) {
 	p = writeParquet(t, dir, "long.parquet", rows, 10)
 	_, _, err = readRecords(t, []string{p}, &Options{TextField: "body", MaxRecordBytes: 100})
 	wantErr(t, err, ErrTooLarge, p+":2:")
-	recs, st, err := readRecords(t, []string{p}, &Options{TextField: "body", MaxRecordBytes: 100, SkipBad: true})
+	recs, skipped, st, err := readSkipped(t, []string{p}, &Options{TextField: "body", MaxRecordBytes: 100, SkipBad: true})
 	if err != nil || len(recs) != 2 || recs[1].Index != 2 || st.Bad != 1 {
 		t.Errorf("got %d records, %+v, %v; want 2 with the last at index 2 and 1 bad", len(recs), st, err)
+	}
+	if len(skipped) != 1 || skipped[0].Line != 2 || skipped[0].Index != 1 || !errors.Is(&skipped[0], ErrTooLarge) {
+		t.Errorf("got skipped %v; want row 2 (index 1), too large", skipped)
 	}
 }
 

@@ -41,6 +41,7 @@ type Parser struct {
 	textBuf []byte // unescaped text
 	keyBuf  []byte // unescaped keys
 	bad     int64
+	keep    int64 // documents with a keep value
 }
 
 // NewParser returns a Parser for records read with opts (nil means defaults).
@@ -53,8 +54,9 @@ func NewParser(opts *Options) (*Parser, error) {
 }
 
 // Stats returns the Parser's counts: Bad is the number of Parse calls that
-// failed. Add it to the Reader's Stats for a total.
-func (p *Parser) Stats() Stats { return Stats{Bad: p.bad} }
+// failed, Keep the number that filled a keep value. Add it to the Reader's
+// Stats for a total.
+func (p *Parser) Stats() Stats { return Stats{Bad: p.bad, Keep: p.keep} }
 
 // Parse fills doc from rec. A record of the zero Format is taken as JSON
 // Lines. On failure it returns a *RecordError naming rec's file, line and
@@ -200,6 +202,7 @@ func (p *Parser) parseJSON(rec *Record, doc *Document) (string, error) {
 			return p.keepField, fmt.Errorf("%w: %s is out of range", ErrNotNumber, b[keep.start:keep.end])
 		}
 		doc.Keep, doc.HasKeep = v, true
+		p.keep++
 	case kindNone, kindNull:
 	default:
 		return p.keepField, fmt.Errorf("%w: found %v", ErrNotNumber, keep.kind)

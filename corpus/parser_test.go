@@ -52,6 +52,11 @@ func TestParse(t *testing.T) {
 				t.Errorf("Parse(%s): got id %q text %q keep %v/%v index %d; want %q %q %v/%v 3",
 					tc.raw, d.ID, d.Text, d.Keep, d.HasKeep, d.Index, tc.id, tc.text, tc.keep, tc.hasKeep)
 			}
+			// Stats().Keep counts the documents that had a keep value, so
+			// a command can tell that a keep field never appears.
+			if want := map[bool]int64{true: 1}[tc.hasKeep]; p.Stats().Keep != want {
+				t.Errorf("Parse(%s): got Stats().Keep %d; want %d", tc.raw, p.Stats().Keep, want)
+			}
 		})
 	}
 }

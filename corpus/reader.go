@@ -54,6 +54,12 @@ type Record struct {
 type Batch struct {
 	// Records are the records read, in index order.
 	Records []Record
+	// Skipped are the records the Reader skipped as bad (over
+	// MaxRecordBytes, under SkipBad) while filling the batch, in index
+	// order; their indices are the gaps in Records'. Each error wraps
+	// ErrTooLarge. The errors are plain data: they may be kept after the
+	// batch is reused.
+	Skipped []RecordError
 
 	buf []byte // backing memory of the records' Raw
 }
@@ -66,6 +72,8 @@ func (b *Batch) Bytes() int { return len(b.buf) }
 func (b *Batch) reset(target int) {
 	clear(b.Records) // drop references to file names and old buffers
 	b.Records = b.Records[:0]
+	clear(b.Skipped)
+	b.Skipped = b.Skipped[:0]
 	if cap(b.buf) < target || cap(b.buf) > 2*target {
 		b.buf = make([]byte, 0, target)
 	}
@@ -107,11 +115,17 @@ type Stats struct {
 	// Bytes is the number of bytes read after decompression (for Parquet,
 	// the bytes of the JSON records made from its rows).
 	Bytes int64
+	// Keep is the number of records parsed whose Options.KeepField held a
+	// number (Document.HasKeep), counted by the Parser. When KeepField is
+	// set and Keep is 0 after good records, the field never appeared: a
+	// command should say so, as a misspelt field name looks like this.
+	Keep int64
 }
 
 // Add returns the sum of s and o.
 func (s Stats) Add(o Stats) Stats {
-	return Stats{s.Files + o.Files, s.Records + o.Records, s.Bad + o.Bad, s.Bytes + o.Bytes}
+	return Stats{Files: s.Files + o.Files, Records: s.Records + o.Records, Bad: s.Bad + o.Bad,
+		Bytes: s.Bytes + o.Bytes, Keep: s.Keep + o.Keep}
 }
 
 // Good returns the number of records that were not bad.
@@ -127,8 +141,8 @@ func (s Stats) BadRatio() float64 {
 
 // String renders the counts as a small table.
 func (s Stats) String() string {
-	return fmt.Sprintf("files    %d\nrecords  %d\ngood     %d\nbad      %d (%.2f%%)\nbytes    %d\n",
-		s.Files, s.Records, s.Good(), s.Bad, 100*s.BadRatio(), s.Bytes)
+	return fmt.Sprintf("files    %d\nrecords  %d\ngood     %d\nbad      %d (%.2f%%)\nbytes    %d\nkeep     %d\n",
+		s.Files, s.Records, s.Good(), s.Bad, 100*s.BadRatio(), s.Bytes, s.Keep)
 }
 
 // input is one resolved input file.
@@ -331,7 +345,8 @@ func walkDir(root string, skipUnderscore bool) ([]dirFile, error) {
 // all inputs are exhausted (and b is then empty). A non-nil error other than
 // io.EOF comes after the records read before it: Next first returns those
 // (with a nil error), then the error on the following call, and the same
-// error on every call after that.
+// error on every call after that. A batch may hold no Records but only
+// Skipped ones.
 //
 // Next blocks until the batch holds about Options.BatchBytes of records or
 // the inputs end.
@@ -346,7 +361,7 @@ func (r *Reader) Next(b *Batch) error {
 	if err != nil {
 		r.err = err
 		r.closeSource()
-		if len(b.Records) > 0 {
+		if len(b.Records) > 0 || len(b.Skipped) > 0 {
 			return nil
 		}
 	}
@@ -433,20 +448,21 @@ func (r *Reader) open(in *input) (source, error) {
 
 // tooLarge reports a record over MaxRecordBytes whose size the message gives
 // as size; with SkipBad it counts the record as read and bad, consumes its
-// index and returns nil.
-func (r *Reader) tooLarge(in *input, line int64, size string) error {
-	if r.opts.SkipBad {
-		r.stats.Records++
-		r.stats.Bad++
-		r.index++
-		return nil
-	}
-	err := &RecordError{File: in.name, Line: line, Index: r.index,
+// index, notes it in b.Skipped and returns nil.
+func (r *Reader) tooLarge(b *Batch, in *input, line int64, size string) error {
+	err := RecordError{File: in.name, Line: line, Index: r.index,
 		Err: fmt.Errorf("%w: %s bytes, over MaxRecordBytes (%d)", ErrTooLarge, size, r.opts.MaxRecordBytes)}
 	if in.format == FormatDir {
 		err.Line = 0
 	}
-	return err
+	if r.opts.SkipBad {
+		r.stats.Records++
+		r.stats.Bad++
+		r.index++
+		b.Skipped = append(b.Skipped, err)
+		return nil
+	}
+	return &err
 }
 
 // emit appends a record to b.

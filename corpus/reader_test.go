@@ -227,9 +227,20 @@ func TestReaderTooLarge(t *testing.T) {
 				}
 
 				opts.SkipBad = true
-				recs, st, err := readRecords(t, []string{p}, opts)
+				recs, skipped, st, err := readSkipped(t, []string{p}, opts)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// The skipped records are in the batches, in input order.
+				var gotSkipped []string
+				for _, e := range skipped {
+					if !errors.Is(&e, ErrTooLarge) || e.File != p {
+						t.Errorf("skipped %v; want ErrTooLarge in %s", &e, p)
+					}
+					gotSkipped = append(gotSkipped, fmt.Sprintf("%d/%d", e.Line, e.Index))
+				}
+				if want := []string{"2/1", "4/3", "6/5"}; !reflect.DeepEqual(gotSkipped, want) {
+					t.Errorf("got skipped line/index %q; want %q", gotSkipped, want)
 				}
 				var got []string
 				for _, r := range recs {
@@ -309,12 +320,20 @@ func TestReaderDir(t *testing.T) {
 	// Too large a file.
 	_, _, err = readRecords(t, []string{root}, &Options{MaxRecordBytes: 10})
 	wantErr(t, err, ErrTooLarge, filepath.Join(root, "a", "y", "deep.html"))
-	recs, st, err := readRecords(t, []string{root}, &Options{MaxRecordBytes: 10, SkipBad: true})
+	recs, skipped, st, err := readSkipped(t, []string{root}, &Options{MaxRecordBytes: 10, SkipBad: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(recs) != 4 || st.Bad != 4 || st.Records != 8 || st.Files != 8 {
 		t.Errorf("got %d records and stats %+v; want 4 good and 4 bad of 8", len(recs), st)
+	}
+	var skippedFiles []string
+	for _, e := range skipped {
+		rel, _ := filepath.Rel(root, e.File)
+		skippedFiles = append(skippedFiles, fmt.Sprintf("%s:%d#%d", filepath.ToSlash(rel), e.Line, e.Index))
+	}
+	if want := []string{"a/y/deep.html:0#1", "a/z.md:0#2", "c.txt.gz:0#4", "sub/file.jsonl:0#7"}; !reflect.DeepEqual(skippedFiles, want) {
+		t.Errorf("got skipped %q; want %q", skippedFiles, want)
 	}
 
 	// A file given with FormatDir is one document named by its base name.
@@ -487,11 +506,11 @@ func TestProgressFraction(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	a := Stats{Files: 1, Records: 10, Bad: 1, Bytes: 100}
-	b := Stats{Bad: 2}
+	a := Stats{Files: 1, Records: 10, Bad: 1, Bytes: 100, Keep: 4}
+	b := Stats{Bad: 2, Keep: 3}
 	s := a.Add(b)
-	if s != (Stats{1, 10, 3, 100}) || s.Good() != 7 || s.BadRatio() != 0.3 {
-		t.Errorf("got %+v good %d ratio %v; want {1 10 3 100} good 7 ratio 0.3", s, s.Good(), s.BadRatio())
+	if want := (Stats{Files: 1, Records: 10, Bad: 3, Bytes: 100, Keep: 7}); s != want || s.Good() != 7 || s.BadRatio() != 0.3 {
+		t.Errorf("got %+v good %d ratio %v; want %+v good 7 ratio 0.3", s, s.Good(), s.BadRatio(), want)
 	}
 	if (Stats{}).BadRatio() != 0 {
 		t.Errorf("empty BadRatio: got %v; want 0", (Stats{}).BadRatio())

@@ -142,7 +142,7 @@ func (s *parquetSource) fill(b *Batch) error {
 			r.stats.Bytes += int64(len(buf) - start)
 			if len(buf)-start > r.opts.MaxRecordBytes {
 				b.buf = buf[:start]
-				if err := r.tooLarge(s.in, s.line, strconv.Itoa(len(buf)-start)); err != nil {
+				if err := r.tooLarge(b, s.in, s.line, strconv.Itoa(len(buf)-start)); err != nil {
 					return err
 				}
 				continue

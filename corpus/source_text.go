@@ -90,7 +90,7 @@ func (s *lineSource) fill(b *Batch) error {
 			// cannot end well: fail or skip it now rather than buffer it.
 			if len(buf)-start > limit+1 {
 				s.line++
-				if err := r.tooLarge(s.in, s.line, "more than "+strconv.Itoa(limit)); err != nil {
+				if err := r.tooLarge(b, s.in, s.line, "more than "+strconv.Itoa(limit)); err != nil {
 					b.buf = buf[:start]
 					return err
 				}
@@ -125,7 +125,7 @@ func (s *lineSource) emit(b *Batch, raw []byte) error {
 		raw = bytes.TrimPrefix(raw, utf8BOM)
 	}
 	if len(raw) > s.r.opts.MaxRecordBytes {
-		return s.r.tooLarge(s.in, s.line, strconv.Itoa(len(raw)))
+		return s.r.tooLarge(b, s.in, s.line, strconv.Itoa(len(raw)))
 	}
 	if isBlank(raw) {
 		return nil
@@ -185,7 +185,7 @@ func (s *wholeSource) fill(b *Batch) error {
 	}
 	if len(buf)-start > limit {
 		b.buf = buf[:start]
-		if err := r.tooLarge(s.in, 1, "more than "+strconv.Itoa(limit)); err != nil {
+		if err := r.tooLarge(b, s.in, 1, "more than "+strconv.Itoa(limit)); err != nil {
 			return err
 		}
 		return io.EOF

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,6 +21,7 @@ import (
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/shingle"
@@ -51,6 +51,7 @@ type evalTruthOptions struct {
 	shingle   string
 	workers   int
 	corpus    corpusFlags
+	badOut    badOutFlag
 }
 
 func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
@@ -59,6 +60,7 @@ func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.shingle, "shingle", "prose", "shingling spec, as for dedup: prose, code, cjk, web, word:N, char:N or token:N")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (default: all cores)")
 	o.corpus.AddFlags(fs)
+	o.badOut.AddFlags(fs)
 }
 
 func newEvalTruthCmd(io IO) *cobra.Command {
@@ -74,7 +76,10 @@ over all pairs, on every core. The output is deterministic: a header line
   # neardup eval truth threshold=0.5 documents=N spec=...
 
 then one pair a line, idA<TAB>idB<TAB>J, idA < idB bytewise, sorted, J with
-the digits that read back to the exact float64.
+the digits that read back to the exact float64. Ids must be unique: a repeated
+id is an error naming the file and line of its second occurrence, or with
+--skip-bad that record is skipped as bad. The file appears only when the run
+succeeds.
 
 Memory is not bounded by a budget: it grows with the corpus, and everything
 is held in memory. Counting a feature occurrence as one distinct shingle of
@@ -113,7 +118,7 @@ past the machine's memory, compute the truth of a sample.`,
 type featureCorpus struct {
 	ids      []string
 	sets     [][]uint64
-	bytes    int64 // text bytes
+	bytes    int64 // text bytes read (of left-out repeated ids too)
 	features int64 // distinct features, summed over documents
 }
 
@@ -121,8 +126,16 @@ type featureCorpus struct {
 // workers goroutines, in input order: document i of the result is the i-th
 // good record. Each set is sorted ascending without duplicates, as eval and
 // dedup's exact verification compute them. Bad records are an error unless
-// copts.SkipBad, when they are left out.
+// copts.SkipBad, when they are left out. Ids are not checked (plan's sample
+// needs only the sets).
 func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, spec shingle.Spec, workers int) (*featureCorpus, error) {
+	return loadFeaturesChecked(ctx, inputs, copts, spec, workers, nil, nil)
+}
+
+// loadFeaturesChecked is loadFeatures that, given ids, also checks that ids
+// are unique: a repeated id is an error unless copts.SkipBad, when the later
+// record is left out too; bad lists what is left out.
+func loadFeaturesChecked(ctx context.Context, inputs []string, copts corpus.Options, spec shingle.Spec, workers int, ids *idCheck, bad *badOut) (*featureCorpus, error) {
 	if workers <= 0 {
 		workers = max(1, runtimeProcs())
 	}
@@ -133,6 +146,7 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 	defer reader.Close()
 	type result struct {
 		ids  []string
+		pos  []dupid.Position
 		sets [][]uint64
 		n    int64
 	}
@@ -146,15 +160,16 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 			var buf, scratch []uint64 // reused: only the exact-size set is kept
 			return corpuspipe.Worker[result]{
 				Begin: func(res *result, _ *corpus.Batch) {
-					res.ids, res.sets, res.n = res.ids[:0], res.sets[:0], 0
+					res.ids, res.pos, res.sets, res.n = res.ids[:0], res.pos[:0], res.sets[:0], 0
 				},
-				Document: func(res *result, _ *corpus.Record, doc *corpus.Document) error {
+				Document: func(res *result, rec *corpus.Record, doc *corpus.Document) error {
 					buf = sh.AppendFeatures(buf[:0], doc.Text)
 					if cap(scratch) < len(buf) {
 						scratch = make([]uint64, len(buf))
 					}
 					scratch = radix.Sort(buf, scratch[:len(buf)])
 					res.ids = append(res.ids, string(doc.ID))
+					res.pos = append(res.pos, dupid.Position{File: rec.File, Line: rec.Line, Index: rec.Index})
 					res.sets = append(res.sets, slices.Clone(slices.Compact(buf)))
 					res.n += int64(len(doc.Text))
 					return nil
@@ -163,6 +178,16 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 		},
 		func(b *corpuspipe.Batch[result]) error {
 			r := &b.Result
+			if ids != nil {
+				for i, id := range r.ids {
+					if err := ids.add([]byte(id), r.pos[i]); err != nil {
+						return err
+					}
+				}
+			}
+			if err := bad.add(b.Bad); err != nil {
+				return err
+			}
 			fc.ids = append(fc.ids, r.ids...)
 			fc.sets = append(fc.sets, r.sets...)
 			fc.bytes += r.n
@@ -174,6 +199,28 @@ func loadFeatures(ctx context.Context, inputs []string, copts corpus.Options, sp
 	if err != nil {
 		return nil, err
 	}
+	// Leave out the later records of repeated ids (under SkipBad; else the
+	// first is an error).
+	var drop []int64
+	if ids != nil {
+		if err := ids.finish(func(n int64) error { drop = append(drop, n); return nil }); err != nil {
+			return nil, err
+		}
+	}
+	if len(drop) > 0 {
+		keep := 0
+		for i := range fc.ids {
+			if len(drop) > 0 && drop[0] == int64(i) {
+				drop = drop[1:]
+				fc.features -= int64(len(fc.sets[i]))
+				continue
+			}
+			fc.ids[keep], fc.sets[keep] = fc.ids[i], fc.sets[i]
+			keep++
+		}
+		clear(fc.sets[keep:])
+		fc.ids, fc.sets = fc.ids[:keep], fc.sets[:keep]
+	}
 	return fc, nil
 }
 
@@ -183,7 +230,25 @@ type truthPair struct{ a, b, overlap uint32 }
 
 func runEvalTruth(ctx context.Context, stdio IO, inputs []string, o *evalTruthOptions, spec shingle.Spec, copts corpus.Options) error {
 	start := time.Now()
-	fc, err := loadFeatures(ctx, inputs, copts, spec, o.workers)
+	if err := o.badOut.check(copts.SkipBad); err != nil {
+		return err
+	}
+	out, err := createOutput(stdio, o.out)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
+	ids, err := newIDCheck(copts.SkipBad, bad)
+	if err != nil {
+		return err
+	}
+	defer ids.close()
+	fc, err := loadFeaturesChecked(ctx, inputs, copts, spec, o.workers, ids, bad)
 	if err != nil {
 		return err
 	}
@@ -221,34 +286,22 @@ func runEvalTruth(ctx context.Context, stdio IO, inputs []string, o *evalTruthOp
 		return int(rank[x.b]) - int(rank[y.b])
 	})
 
-	var w io.Writer = stdio.Out
-	var f *os.File
-	if o.out != "-" {
-		if f, err = os.Create(o.out); err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	if err := eval.WriteTruthHeader(bw, eval.TruthHeader{Threshold: o.threshold, Documents: int64(len(fc.ids)), Spec: spec.String()}); err != nil {
+	if err := eval.WriteTruthHeader(out, eval.TruthHeader{Threshold: o.threshold, Documents: int64(len(fc.ids)), Spec: spec.String()}); err != nil {
 		return err
 	}
 	var line []byte
 	for _, p := range pairs {
 		u := sizes[p.a] + sizes[p.b] - p.overlap
 		line = eval.AppendPairLine(line[:0], fc.ids[p.a], fc.ids[p.b], float64(p.overlap)/float64(u))
-		if _, err := bw.Write(line); err != nil {
+		if _, err := out.Write(line); err != nil {
 			return err
 		}
 	}
-	if err := bw.Flush(); err != nil {
+	if err := out.commit(); err != nil {
 		return err
 	}
-	if f != nil {
-		if err := f.Close(); err != nil {
-			return err
-		}
+	if err := bad.commit(); err != nil {
+		return err
 	}
 	summary := stdio.Out
 	if o.out == "-" {

@@ -13,6 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/neardup/neardup/dedup"
 )
 
 // Exit codes.
@@ -67,6 +69,10 @@ LSH banding and exact verification, and keeps one document per cluster.`,
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newDedupCmd(io), newSignCmd(io), newEvalCmd(io), newPlanCmd(io), newServeCmd(io), newIndexCmd(io), newQueryCmd(io), newCheckCmd(io))
+	root.AddCommand(newVersionCmd(io))
+	root.Version = dedup.Version // --version, printed by the template below
+	root.SetVersionTemplate(versionText())
+	refuseUnknownSubcommands(root)
 	for _, c := range root.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
@@ -100,7 +106,7 @@ func exitCode(io IO, err error) int {
 	if err == nil {
 		return ExitOK
 	}
-	fmt.Fprintln(io.Err, "neardup:", err)
+	fmt.Fprintln(io.Err, "neardup:", describe(err))
 	var u usageError
 	switch {
 	case errors.As(err, &u):

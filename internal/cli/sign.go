@@ -2,14 +2,18 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -22,6 +26,7 @@ type signOptions struct {
 	quiet   bool
 	sketch  sketchFlags
 	corpus  corpusFlags
+	badOut  badOutFlag
 }
 
 func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
@@ -30,6 +35,7 @@ func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	o.sketch.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.badOut.AddFlags(fs)
 }
 
 func newSignCmd(io IO) *cobra.Command {
@@ -42,7 +48,10 @@ writes a signature file, using every core: a header that says how the signatures
 made (shingle spec, params with the seed), then each document's id and signature in
 input order, with checksums and a record count, so a cut or damaged file is refused
 (package sigfile; the format is in docs/signature-format.md §6). -o FILE appears only
-once complete.`,
+once complete.
+
+Ids must be unique: a repeated id is an error naming the file and line of its
+second occurrence, or with --skip-bad that record is skipped as bad.`,
 		Example: `  neardup sign -o sigs.bin testdata/articles_1000.jsonl
   neardup sign --shingle char:5 --scheme khash --num-perm 256 -o - corpus.jsonl.zst > sigs.bin`,
 		Args: cobra.MinimumNArgs(1),
@@ -65,11 +74,13 @@ once complete.`,
 	return cmd
 }
 
-// signedBatch is the ids and signatures of one batch's documents.
+// signedBatch is the ids and signatures of one batch's documents, with
+// where each record is, for the check of repeated ids.
 type signedBatch struct {
 	ids   []byte
 	idEnd []int
 	sigs  []uint64 // Words() per document
+	pos   []dupid.Position
 }
 
 // createSignatures starts the signature file out: for a path, written under
@@ -97,17 +108,46 @@ func writeSigned(w *sigfile.Writer, b *signedBatch, words int) error {
 }
 
 func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spec shingle.Spec, params minhash.Params, copts corpus.Options) error {
-	params.EnsureDefaults()
-	out, err := createSignatures(o.out, stdio.Out, spec, params)
-	if err != nil {
+	if err := o.badOut.check(copts.SkipBad); err != nil {
 		return err
 	}
-	defer out.Abort()
+	params.EnsureDefaults()
 	reader, err := corpus.NewReader(inputs, &copts)
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
+	// Under --skip-bad a document whose id repeats an earlier one's is left
+	// out, which is known only once every id is: the signatures are then
+	// staged in a temporary signature file and copied without those.
+	var out *sigfile.Writer
+	var stage string
+	if copts.SkipBad {
+		dir, err := os.MkdirTemp("", "neardup-sign-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		stage = filepath.Join(dir, "stage.ndsf")
+		out, err = sigfile.Create(stage, sigfile.MinHashHeader(spec, params))
+		if err != nil {
+			return err
+		}
+	} else if out, err = createSignatures(o.out, stdio.Out, spec, params); err != nil {
+		return err
+	}
+	defer out.Abort()
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
+	ids, err := newIDCheck(copts.SkipBad, bad)
+	if err != nil {
+		return err
+	}
+	defer ids.close()
+
 	var bar *progress.Bar
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
@@ -128,7 +168,7 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 			}
 			return corpuspipe.Worker[signedBatch]{
 				Begin: func(res *signedBatch, _ *corpus.Batch) {
-					res.ids, res.idEnd, res.sigs = res.ids[:0], res.idEnd[:0], res.sigs[:0]
+					res.ids, res.idEnd, res.sigs, res.pos = res.ids[:0], res.idEnd[:0], res.sigs[:0], res.pos[:0]
 				},
 				Document: func(res *signedBatch, rec *corpus.Record, doc *corpus.Document) error {
 					if len(doc.ID) >= sigfile.MaxIDLen {
@@ -137,22 +177,93 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 					res.sigs = h.SignText(res.sigs, sh, doc.Text)
 					res.ids = append(res.ids, doc.ID...)
 					res.idEnd = append(res.idEnd, len(res.ids))
+					res.pos = append(res.pos, dupid.Position{File: rec.File, Line: rec.Line, Index: rec.Index})
 					return nil
 				},
 			}, nil
 		},
 		func(b *corpuspipe.Batch[signedBatch]) error {
-			docs += int64(len(b.Result.idEnd))
-			bar.Add(int64(len(b.Result.idEnd)), b.RawBytes)
-			return writeSigned(out, &b.Result, words)
+			r := &b.Result
+			start := 0
+			for i, end := range r.idEnd {
+				if err := ids.add(r.ids[start:end], r.pos[i]); err != nil {
+					return err
+				}
+				start = end
+			}
+			if err := bad.add(b.Bad); err != nil {
+				return err
+			}
+			docs += int64(len(r.idEnd))
+			bar.Add(int64(len(r.idEnd)), b.RawBytes)
+			return writeSigned(out, r, words)
 		})
 	if err != nil {
 		return err
 	}
-	if err := out.Close(); err != nil {
+	bar.Finish()
+	if stage == "" {
+		// Without --skip-bad a repeated id fails the run (and the deferred
+		// Abort removes the unfinished file).
+		if err := ids.finish(nil); err != nil {
+			return err
+		}
+		if err := out.Close(); err != nil {
+			return err
+		}
+	} else {
+		if err := out.Close(); err != nil {
+			return err
+		}
+		if err := copyWithoutDropped(stdio, stage, o.out, ids, spec, params); err != nil {
+			return err
+		}
+	}
+	if err := bad.commit(); err != nil {
 		return err
 	}
-	bar.Finish()
-	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad, spec, params)
+	docs -= ids.dropped
+	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, spec, params)
 	return nil
+}
+
+// copyWithoutDropped writes the signature file out ("-": standard output)
+// from the staged one, leaving out the documents whose id repeats an earlier
+// one's (ids.finish under --skip-bad names them in ascending order).
+func copyWithoutDropped(stdio IO, stage, out string, ids *idCheck, spec shingle.Spec, params minhash.Params) error {
+	r, err := sigfile.Open(stage, nil)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := createSignatures(out, stdio.Out, spec, params)
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	var rec sigfile.Record
+	// copyTo copies the records before record n (all, for n < 0) and
+	// reads record n itself, leaving it out.
+	copyTo := func(n int64) error {
+		for r.Count() < n || n < 0 {
+			err := r.Next(&rec)
+			if n < 0 && errors.Is(err, io.EOF) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("re-reading %s: %w", stage, err)
+			}
+			if err := w.Add(rec.ID, rec.Sig); err != nil {
+				return err
+			}
+		}
+		return r.Next(&rec)
+	}
+	if err := ids.finish(copyTo); err != nil {
+		return err
+	}
+	if err := copyTo(-1); err != nil {
+		return err
+	}
+	return w.Close()
 }

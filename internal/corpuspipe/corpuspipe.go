@@ -51,6 +51,13 @@ type Batch[R any] struct {
 	RawBytes int64
 	// Result is what the Worker's calls made of the records.
 	Result R
+	// Bad are the batch's records skipped as bad under SkipBad, in input
+	// order: those the reader skipped (corpus.Batch.Skipped) and those that
+	// did not parse. Write them to a corpus.BadLog to list what a run left
+	// out. The errors are plain data and may be kept.
+	Bad []corpus.RecordError
+
+	err error // the reader's or the Worker's error, passed on in input order
 }
 
 // Run reads every batch of r, has workers goroutines (0 or less: GOMAXPROCS)
@@ -61,13 +68,18 @@ type Batch[R any] struct {
 // is read.
 //
 // At most 2·workers+2 batches are in flight: the reader waits for consume
-// to release one. The first error of newWorker, the reader, a Worker or
-// consume, or the cancellation of ctx, stops every stage; Run returns that
-// error once all goroutines have finished. Parse errors are
-// *corpus.RecordError, naming the file and line.
+// to release one. An error of newWorker, the reader, a Worker or consume, or
+// the cancellation of ctx, stops every stage; Run returns the error once all
+// goroutines have finished. Errors about records are reported in input
+// order, whichever goroutine met one first: the error Run returns is the one
+// of the first record at fault (a Worker's or the reader's), and consume has
+// seen every batch before it. Parse errors are *corpus.RecordError, naming
+// the file and line.
 //
-// Run returns the Parsers' Stats summed (the records that did not parse, as
-// Bad); add r.Stats() for the corpus's total. Run does not close r.
+// Under SkipBad each batch's Bad lists its records skipped as bad, in input
+// order, for a corpus.BadLog. Run returns the Parsers' Stats summed (the
+// records that did not parse, as Bad, and the keep values parsed, as Keep);
+// add r.Stats() for the corpus's total. Run does not close r.
 func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, workers int, newWorker func() (Worker[R], error), consume func(*Batch[R]) error) (corpus.Stats, error) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -115,11 +127,15 @@ func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, wor
 				case <-ctx.Done():
 					return context.Cause(ctx)
 				}
+				b.err = nil
 				if err := r.Next(&b.Batch); err != nil {
 					if errors.Is(err, io.EOF) {
 						return nil
 					}
-					return err
+					// In line with the batches before it, so that a bad
+					// record they hold is reported first.
+					b.err = err
+					return emit(b)
 				}
 				if err := emit(b); err != nil {
 					return err
@@ -129,14 +145,20 @@ func Run[R any](ctx context.Context, r *corpus.Reader, opts *corpus.Options, wor
 		func() func(*Batch[R]) (*Batch[R], error) {
 			w := ws[next.Add(1)-1] // called once per goroutine
 			return func(b *Batch[R]) (*Batch[R], error) {
-				if err := w.process(b); err != nil {
-					return nil, fail(err)
+				// A worker's error goes to the consumer with its batch,
+				// so that the first bad record in input order is
+				// reported, not the first one a worker met in time.
+				if b.err == nil {
+					b.err = w.process(b)
 				}
 				return b, nil
 			}
 		},
 		func(b *Batch[R]) error {
-			err := consume(b)
+			err := b.err
+			if err == nil {
+				err = consume(b)
+			}
 			free <- b // never blocks: free holds every batch
 			if err != nil {
 				return fail(err)
@@ -171,12 +193,25 @@ func (w *worker[R]) process(b *Batch[R]) error {
 		b.Result = zero
 	}
 	b.RawBytes = 0
+	clear(b.Bad)
+	b.Bad = b.Bad[:0]
+	skipped := b.Skipped // the reader's, in index order, merged into Bad
 	for i := range b.Records {
 		rec := &b.Records[i]
 		b.RawBytes += int64(len(rec.Raw))
 		if err := w.parser.Parse(rec, &w.doc); err != nil {
 			if !w.skipBad {
 				return err
+			}
+			for len(skipped) > 0 && skipped[0].Index < rec.Index {
+				b.Bad = append(b.Bad, skipped[0])
+				skipped = skipped[1:]
+			}
+			var re *corpus.RecordError
+			if errors.As(err, &re) {
+				b.Bad = append(b.Bad, *re)
+			} else {
+				b.Bad = append(b.Bad, corpus.RecordError{File: rec.File, Line: rec.Line, Index: rec.Index, Err: err})
 			}
 			if w.Skip != nil {
 				w.Skip(&b.Result, rec, err)
@@ -187,5 +222,6 @@ func (w *worker[R]) process(b *Batch[R]) error {
 			return err
 		}
 	}
+	b.Bad = append(b.Bad, skipped...)
 	return nil
 }

@@ -295,3 +295,117 @@ func TestRunDocumentRequired(t *testing.T) {
 		func() (corpuspipe.Worker[int], error) { return corpuspipe.Worker[int]{}, nil },
 		func(*corpuspipe.Batch[int]) error { return nil })
 }
+
+// TestRunFirstErrorInInputOrder: when many records are bad, the error Run
+// returns is the first bad record in input order, whichever worker failed
+// first in time, and whether a parse, a Worker or the Reader (a record over
+// MaxRecordBytes) found it.
+func TestRunFirstErrorInInputOrder(t *testing.T) {
+	const lines = 2000
+	allBad := writeCorpus(t, 1, lines, func(int, int) bool { return true })
+	// Line 40 does not parse; line 41 is over MaxRecordBytes, which the
+	// Reader, running ahead of the workers, finds first in time.
+	mixed := writeCorpus(t, 1, lines, func(_, l int) bool { return l == 40 })
+	data, err := os.ReadFile(mixed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := strings.SplitAfter(string(data), "\n")
+	ls[40] = `{"id":"big","text":"` + strings.Repeat("x", 300) + "\"}\n"
+	if err := os.WriteFile(mixed[0], []byte(strings.Join(ls, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := writeCorpus(t, 1, lines, nil)
+	failAll := func() (corpuspipe.Worker[int], error) {
+		return corpuspipe.Worker[int]{Document: func(_ *int, rec *corpus.Record, _ *corpus.Document) error {
+			return fmt.Errorf("%s:%d: %w", rec.File, rec.Line, errTest)
+		}}, nil
+	}
+	count := func() (corpuspipe.Worker[int], error) {
+		return corpuspipe.Worker[int]{Document: func(res *int, _ *corpus.Record, _ *corpus.Document) error {
+			*res++
+			return nil
+		}}, nil
+	}
+	for _, c := range []struct {
+		name      string
+		path      string
+		newWorker func() (corpuspipe.Worker[int], error)
+		opts      corpus.Options
+		want      string
+	}{
+		{"parse", allBad[0], count, corpus.Options{BatchBytes: 64}, allBad[0] + ":1: corpus: not valid JSON"},
+		{"worker", good[0], failAll, corpus.Options{BatchBytes: 64}, good[0] + ":1: test error"},
+		{"reader", mixed[0], count, corpus.Options{BatchBytes: 64, MaxRecordBytes: 200}, mixed[0] + ":40: corpus: not valid JSON"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for run := range 30 {
+				r := openReader(t, []string{c.path}, &c.opts)
+				_, err := corpuspipe.Run(context.Background(), r, &c.opts, 8, c.newWorker,
+					func(*corpuspipe.Batch[int]) error { return nil })
+				if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+					t.Fatalf("run %d: got %v; want the error of the first bad line, %s", run, err, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestRunBad: under SkipBad, each batch's Bad lists the records the reader
+// skipped (too large) and those that did not parse, merged in input order,
+// whatever the number of workers and the batch size; and Run's stats count
+// the keep values parsed.
+func TestRunBad(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for l := 1; l <= 600; l++ {
+		switch {
+		case l%37 == 0:
+			b.WriteString("{not json\n")
+			want = append(want, fmt.Sprintf("%d/%d/not valid JSON", l, l-1))
+		case l%53 == 0:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"%s\"}\n", l, strings.Repeat("y", 200))
+			want = append(want, fmt.Sprintf("%d/%d/record too large", l, l-1))
+		case l%3 == 0:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"doc %d\",\"q\":%d}\n", l, l, l)
+		default:
+			fmt.Fprintf(&b, "{\"id\":\"%d\",\"text\":\"doc %d\"}\n", l, l)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, workers := range []int{1, 4} {
+		for _, batch := range []int{64, 1 << 20} {
+			opts := &corpus.Options{SkipBad: true, MaxRecordBytes: 150, BatchBytes: batch, KeepField: "q"}
+			r := openReader(t, []string{path}, opts)
+			var got []string
+			st, err := corpuspipe.Run(context.Background(), r, opts, workers,
+				func() (corpuspipe.Worker[int], error) {
+					return corpuspipe.Worker[int]{Document: func(*int, *corpus.Record, *corpus.Document) error { return nil }}, nil
+				},
+				func(b *corpuspipe.Batch[int]) error {
+					for _, e := range b.Bad {
+						if e.File != path {
+							t.Errorf("bad record in %q; want %q", e.File, path)
+						}
+						reason, _, _ := strings.Cut(strings.TrimPrefix(e.Err.Error(), "corpus: "), ":")
+						got = append(got, fmt.Sprintf("%d/%d/%s", e.Line, e.Index, reason))
+					}
+					return nil
+				})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Errorf("workers=%d batch=%d: got bad records\n%q\nwant\n%q", workers, batch, got, want)
+			}
+			// Lines 3, 6, …, 600 carry q, but not the bad ones (111, 222,
+			// …, 555 do not parse; 159, 318, 477 are too large).
+			if wantKeep := int64(200 - 5 - 3); st.Keep != wantKeep {
+				t.Errorf("workers=%d batch=%d: got Stats.Keep %d; want %d", workers, batch, st.Keep, wantKeep)
+			}
+		}
+	}
+}

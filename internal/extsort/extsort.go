@@ -110,6 +110,20 @@ func (s *Sorter) spill() error {
 	return nil
 }
 
+// Close removes the runs spilled so far and drops the buffer, for a Sorter
+// abandoned before Iter (after Iter the Iterator owns the runs). It may be
+// called more than once; the Sorter is unusable afterwards.
+func (s *Sorter) Close() error {
+	var first error
+	for _, name := range s.runs {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = fmt.Errorf("extsort: %w", err)
+		}
+	}
+	s.buf, s.scratch, s.runs = nil, nil, nil
+	return first
+}
+
 // Iter returns an iterator over every value added, in ascending order; with
 // unique, each distinct value once. No more values may be added afterwards.
 // Close the iterator to remove the runs.

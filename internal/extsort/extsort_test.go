@@ -55,3 +55,26 @@ func TestSorterMatchesSort(t *testing.T) {
 		}
 	}
 }
+
+// TestSorterClose: a Sorter abandoned before Iter removes its runs on Close.
+func TestSorterClose(t *testing.T) {
+	dir := t.TempDir()
+	s := New(dir, "test", 1024)
+	for i := range 5000 {
+		if err := s.Add(uint64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("runs left behind: %d files", len(left))
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}

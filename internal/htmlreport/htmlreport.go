@@ -23,6 +23,12 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f4":    func(x float64) string { return strconv.FormatFloat(x, 'f', 4, 64) },
 	"f2":    func(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64) },
 	"bytes": formatBytes,
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
 }).Parse(pageTemplate))
 
 // Row is one line of a two-column table.

@@ -2,6 +2,9 @@ package htmlreport
 
 import (
 	"bytes"
+	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -85,5 +88,64 @@ func TestLargestBuckets(t *testing.T) {
 	}
 	if n := strings.Count(capped, "over the cap</b>"); n != 1 {
 		t.Errorf("capped: %d buckets marked over the cap; want 1", n)
+	}
+}
+
+// TestHistogramAxisLabels: every y-axis label of the pair histogram is the
+// exact count at its grid line. With 10 pairs at most, steps of 2.5 were
+// labelled 0, 3, 5, 8, 10.
+func TestHistogramAxisLabels(t *testing.T) {
+	label := regexp.MustCompile(`<line x1="\d+" y1="([\d.]+)" x2="\d+" y2="[\d.]+" stroke="[^"]+"/><text x="\d+" y="[\d.]+" text-anchor="end" [^>]*>([\d,]+)</text>`)
+	for top := int64(1); top <= 2000; top++ {
+		svg := string(histogramSVG([]float64{0, 0.5}, []int64{top, 1}, nil, 0.8))
+		ms := label.FindAllStringSubmatch(svg, -1)
+		if len(ms) < 2 {
+			t.Fatalf("top %d: %d y labels in %.300s", top, len(ms), svg)
+		}
+		// Labels are evenly spaced values: label i is i times label 1, and
+		// grid lines are evenly spaced too.
+		val := func(i int) float64 {
+			v, err := strconv.ParseFloat(strings.ReplaceAll(ms[i][2], ",", ""), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return v
+		}
+		ypos := func(i int) float64 { y, _ := strconv.ParseFloat(ms[i][1], 64); return y }
+		step := val(1) - val(0)
+		for i := range ms {
+			if val(i) != float64(i)*step {
+				t.Fatalf("top %d: labels %v; want multiples of %v", top, ms, step)
+			}
+			if d := (ypos(0) - ypos(i)) - float64(i)*(ypos(0)-ypos(1)); math.Abs(d) > 0.2 {
+				t.Fatalf("top %d: grid lines unevenly spaced", top)
+			}
+		}
+		if last := val(len(ms) - 1); last < float64(top) {
+			t.Fatalf("top %d: axis ends at %v", top, last)
+		}
+	}
+}
+
+// TestWordsDifferPlural: one changed word reads "1 word differs".
+func TestWordsDifferPlural(t *testing.T) {
+	for _, c := range []struct {
+		a, b, want string
+	}{
+		{"x y z", "x w z", "2 words differ"},
+		{"x y z", "x z", "1 word differs"},
+	} {
+		var b bytes.Buffer
+		d := &Data{Samples: []Sample{{Cluster: 0, Size: 2, Kept: "k", A: "a", B: "b", Comparison: Compare(c.a, c.b, 2, 100)}}, BucketCap: 1,
+			Largest: []Bucket{{Size: 2, First: "a", Key: "00"}}}
+		if err := Write(&b, d); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) || strings.Contains(b.String(), "1 words") {
+			t.Errorf("%q vs %q: page lacks %q", c.a, c.b, c.want)
+		}
+		if !strings.Contains(b.String(), "cap of 1 document:") {
+			t.Errorf("page lacks %q", "cap of 1 document:")
+		}
 	}
 }

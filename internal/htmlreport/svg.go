@@ -275,7 +275,9 @@ func timingsSVG(ts []Timing) template.HTML {
 	return s.close()
 }
 
-// niceTicks returns 0 and round steps up to at least top.
+// niceTicks returns 0 and round steps up to at least top. The axes count
+// pairs, so steps are whole numbers: 2.5 is a step only from 25 up (a step of
+// 2.5 labelled 0, 3, 5, 8, 10 would misplace every other label).
 func niceTicks(top float64) []float64 {
 	if top <= 0 {
 		top = 1
@@ -284,6 +286,9 @@ func niceTicks(top float64) []float64 {
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
 	step := mag
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*mag != math.Trunc(m*mag) {
+			continue
+		}
 		if m*mag >= raw {
 			step = m * mag
 			break

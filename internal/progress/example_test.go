@@ -11,7 +11,7 @@ import (
 
 // clock matches the parts of a line that depend on the wall clock: the
 // rates, the time left and the elapsed seconds.
-var clock = regexp.MustCompile(` +[0-9.]+ docs/s +[0-9.]+ MB/s| ETA \S+| [0-9.]+s$`)
+var clock = regexp.MustCompile(` +[0-9.]+ [a-z]+/s( +[0-9.]+ MB/s)?| ETA \S+| [0-9.]+s$`)
 
 // A Bar draws to any writer; here a buffer instead of a terminal. Each stage
 // ends with a final line (a newline after the redraws, which start with a
@@ -29,6 +29,8 @@ func Example() {
 	var consumed int64 = 4000
 	bar.Stage("write", 4000, func() int64 { return consumed }) // progress from a reader
 	bar.Add(5, 9000)
+	bar.CountStage("verify", "pairs", 40) // counts pairs, no bytes
+	bar.Add(10, 0)
 	bar.Finish()
 
 	for _, line := range strings.Split(strings.TrimSuffix(term.String(), "\n"), "\n") {
@@ -45,4 +47,5 @@ func Example() {
 	// "read                3 docs"
 	// "sign                5 docs [============            ]  50%"
 	// "write               5 docs [========================] 100%"
+	// "verify             10 pairs [======                  ]  25%"
 }

@@ -208,3 +208,37 @@ func TestConcurrentAdd(t *testing.T) {
 		t.Errorf("final frame %q; want 8000 docs", frames[len(frames)-1])
 	}
 }
+
+// TestCountStage: a stage counting band keys or pairs shows its own unit and
+// no byte rate (before, "candidates 3200000 docs … 0.0 MB/s"), its total is
+// a count, and the next Stage is back in the bar's unit with bytes.
+func TestCountStage(t *testing.T) {
+	w := &term{}
+	b := newTestBar(w)
+	b.CountStage("candidates", "keys", -1)
+	b.Add(3_200_000, 0)
+	b.CountStage("verify", "pairs", 200)
+	b.Add(50, 0)
+	w.waitFor(t, "verify at 25%", func(f string) bool { return strings.HasPrefix(f, "verify") && strings.Contains(f, " 25%") })
+	b.Add(150, 0)
+	b.Stage("write", -1, nil)
+	b.Add(7, 1000)
+	b.Finish()
+	lines := strings.Split(strings.TrimSuffix(w.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d lines; want 3: %q", len(lines), w.String())
+	}
+	for i, want := range []*regexp.Regexp{
+		regexp.MustCompile(`^candidates +3200000 keys +\d+ keys/s [\d.]+s\n?$`),
+		regexp.MustCompile(`^verify +200 pairs +\d+ pairs/s \[=+\] 100% [\d.]+s$`),
+		regexp.MustCompile(`^write +7 docs +\d+ docs/s +[\d.]+ MB/s [\d.]+s$`),
+	} {
+		frames := strings.Split(lines[i], "\r")
+		last := frames[len(frames)-1]
+		if !want.MatchString(last) {
+			t.Errorf("stage %d final frame %q; want it to match %s", i, last, want)
+		}
+	}
+	var off *Bar
+	off.CountStage("verify", "pairs", 10) // a no-op
+}

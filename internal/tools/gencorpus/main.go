@@ -2,7 +2,8 @@
 // benchmarks and scale tests: documents are made of real English sentences
 // (from the bundled news sample) shuffled into new articles, and a fraction of
 // them are planted near duplicates of earlier ones with word-level edits.
-// The output depends only on the flags.
+// The output depends only on the flags. A file given with -o appears only
+// when it is complete (it is written under a temporary name and renamed).
 //
 //	go run ./internal/tools/gencorpus -size 1GB -o /tmp/big.jsonl
 //	go run ./internal/tools/gencorpus -docs 10000 -dup 0.3 -o corpus.jsonl
@@ -28,6 +29,7 @@ import (
 	"strings"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/atomicfile"
 )
 
 func main() {
@@ -68,23 +70,46 @@ func run(src, out string, docs int, size string, dup, maxEdit float64, meanSent 
 	if docs <= 0 && limit <= 0 {
 		return fmt.Errorf("give -docs or -size")
 	}
-	var w io.Writer = os.Stdout
-	if out != "-" {
-		f, err := os.Create(out)
-		if err != nil {
+	return writeOutput(out, func(w io.Writer) error {
+		return generate(w, pool, docs, limit, dup, maxEdit, meanSent, seed)
+	})
+}
+
+// writeOutput runs fill on out ("-": standard output) through a buffer. A
+// file is written under a temporary name in its directory and renamed only
+// when fill and the writes succeed, so a failed or interrupted run leaves no
+// partial corpus that looks complete.
+func writeOutput(out string, fill func(w io.Writer) error) error {
+	if out == "-" {
+		bw := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if err := fill(bw); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = f
+		return bw.Flush()
 	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	defer bw.Flush()
+	f, err := atomicfile.Create(out)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	if err := fill(bw); err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	return f.Commit()
+}
+
+// generate writes the synthetic corpus to w.
+func generate(w io.Writer, pool []string, docs int, limit int64, dup, maxEdit float64, meanSent int, seed uint64) error {
 	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
 	// Keep a window of recent originals to copy from, so memory stays flat.
 	const window = 4096
 	recent := make([]string, 0, window)
 	var written int64
-	enc := json.NewEncoder(bw)
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	for i := 0; (docs > 0 && i < docs) || (docs <= 0 && written < limit); i++ {
 		var text string
@@ -112,7 +137,7 @@ func run(src, out string, docs int, size string, dup, maxEdit float64, meanSent 
 		}
 		written += int64(len(text) + len(rec.ID) + 22)
 	}
-	return bw.Flush()
+	return nil
 }
 
 func loadSentences(path string) ([]string, error) {
@@ -163,20 +188,17 @@ func mutate(r *rand.Rand, text string, rate float64) string {
 
 // writeGoroot writes every .go file under GOROOT/src as a JSONL document.
 func writeGoroot(out string) error {
-	var w io.Writer = os.Stdout
-	if out != "-" {
-		f, err := os.Create(out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
-	bw := bufio.NewWriterSize(w, 1<<20)
-	enc := json.NewEncoder(bw)
+	return writeOutput(out, func(w io.Writer) error {
+		return goroot(w, filepath.Join(runtime.GOROOT(), "src"))
+	})
+}
+
+// goroot writes every .go file under root as a JSONL document, its id the
+// path relative to root.
+func goroot(w io.Writer, root string) error {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
-	root := filepath.Join(runtime.GOROOT(), "src")
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || !strings.HasSuffix(p, ".go") {
 			return err
 		}
@@ -190,8 +212,4 @@ func writeGoroot(out string) error {
 			Text string `json:"text"`
 		}{filepath.ToSlash(rel), string(data)})
 	})
-	if err != nil {
-		return err
-	}
-	return bw.Flush()
 }
