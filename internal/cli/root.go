@@ -67,6 +67,7 @@ LSH banding and exact verification, and keeps one document per cluster.`,
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newDedupCmd(io), newSignCmd(io), newEvalCmd(io), newPlanCmd(io), newServeCmd(io), newIndexCmd(io), newQueryCmd(io), newCheckCmd(io))
+	root.AddCommand(newTuneCmd(io))
 	for _, c := range root.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
