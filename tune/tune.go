@@ -200,7 +200,19 @@ func Run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, opts *
 		}
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.Memory))
+	// Half the budget for the entries, shared by the bandings, a quarter
+	// for the pairs of the bandings grouped at once; a value costs 16 bytes
+	// in an extsort.Sorter (itself and radix scratch).
+	workers := min(o.Workers, len(bandings))
+	entryLimit := int(o.Memory / 2 / 16 / int64(len(bandings)))
+	pairLimit := int(o.Memory / 4 / 16 / int64(workers))
+	return run(ctx, sigs, truth, o, bandings, entryLimit, pairLimit)
+}
 
+// run is Run after validation, with the sorters' limits in values.
+func run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, o *Options, bandings []lsh.Params, entryLimit, pairLimit int) (*Result, error) {
+	h := sigs.Header()
+	mp := h.MinHash
 	res := &Result{
 		Signatures: sigs.Name(), Spec: h.Spec, Params: h.Params(), K: mp.K, Bits: mp.Bits,
 		Threshold: o.Threshold, BandWidth: o.BandWidth, Recall: o.Recall, Precision: o.Precision,
@@ -211,9 +223,6 @@ func Run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, opts *
 	res.TruthPairs, res.TruthKnownJ = int64(len(tr.counted)), tr.knownJ
 
 	runs := make([]*bandingRun, len(bandings))
-	// Half the budget for the entries, shared by the bandings; a value
-	// costs 16 bytes in an extsort.Sorter (itself and radix scratch).
-	entryLimit := int(o.Memory / 2 / 16 / int64(len(bandings)))
 	for i, p := range bandings {
 		runs[i] = &bandingRun{p: p, sorter: extsort.New(o.TempDir, fmt.Sprintf("tune-entries-%d", i), entryLimit)}
 	}
@@ -228,10 +237,8 @@ func Run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, opts *
 
 	tp, missing := tr.docPairs()
 	res.TruthMissing = missing
-	workers := min(o.Workers, len(runs))
-	pairLimit := int(o.Memory / 4 / 16 / int64(workers))
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(workers)
+	g.SetLimit(min(o.Workers, len(runs)))
 	for _, r := range runs {
 		r.found = make([]bool, len(tr.counted))
 		g.Go(func() error { return r.group(gctx, o.BucketCap, o.TempDir, pairLimit, tp) })

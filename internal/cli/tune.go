@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -147,6 +148,9 @@ func runTune(ctx context.Context, stdio IO, o *tuneOptions, opts *tune.Options) 
 	}
 	defer sigs.Close()
 	res, err := tune.Run(ctx, sigs, truth, opts)
+	if errors.Is(err, tune.ErrInvalidOptions) {
+		return usageError{err} // a banding the signatures' k cannot hold
+	}
 	if err != nil {
 		return err
 	}
