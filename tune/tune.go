@@ -342,8 +342,8 @@ type batch struct {
 	docs  []uint32
 }
 
-// batchDocs is the documents per batch: 2048 at k = 128 is 2 MiB of slots.
-const batchDocs = 2048
+// batchSlots is the slots a batch holds: 2 MiB, 2048 documents at k = 128.
+const batchSlots = 1 << 18
 
 // flushEntries is how many entries a banding collects before handing them
 // to its sorter (512 KiB).
@@ -355,6 +355,7 @@ const flushEntries = 1 << 16
 // one banding each.
 func bandAll(ctx context.Context, sigs *sigfile.Reader, mp minhash.Params, runs []*bandingRun, tr *truthIndex, workers int, res *Result) error {
 	const inFlight = 3
+	batchDocs := max(1, batchSlots/mp.K)
 	free := make(chan *batch, inFlight)
 	for range inFlight {
 		free <- &batch{slots: make([]uint64, 0, batchDocs*mp.K), docs: make([]uint32, 0, batchDocs)}
@@ -441,8 +442,10 @@ func bandAll(ctx context.Context, sigs *sigfile.Reader, mp minhash.Params, runs 
 
 // empty reports whether a signature's slots are all ones: the signature of
 // a document without features, which dedup never bands (it would match
-// every other empty text). Keep in step with dedup's docEmpty
-// (dedup/sign.go); moves to the job package.
+// every other empty text). A file does not mark such documents; a document
+// with features has this signature with probability 2^−(K·bits), which at
+// the narrowest (1-bit slots, K = 16) is 1.5e-5. Keep in step with dedup's
+// docEmpty (dedup/sign.go); moves to the job package.
 func empty(slots []uint64, allOnes uint64) bool {
 	for _, v := range slots {
 		if v != allOnes {

@@ -50,7 +50,7 @@ func TestTuneMatchesDedup(t *testing.T) {
 
 // gencorpusFile writes a corpus with internal/tools/gencorpus and returns
 // its path; it skips the test when the go command is not at hand.
-func gencorpusFile(t *testing.T, dir string, args ...string) string {
+func gencorpusFile(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
 	if _, err := os.Stat(gobin); err != nil {
