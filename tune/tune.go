@@ -501,6 +501,14 @@ func (r *bandingRun) group(ctx context.Context, bucketCap int, tmp string, pairL
 		return err
 	}
 	pairsSorter := extsort.New(tmp, "tune-pairs", pairLimit)
+	merged := false
+	defer func() {
+		if !merged { // remove the runs spilled before a failure
+			if it, err := pairsSorter.Iter(false); err == nil {
+				it.Close()
+			}
+		}
+	}()
 	chunk := make([]uint64, 0, 1<<14)
 	var pairs []uint64
 	// Bucket sizes are tracked here: the Grouper reports only capped ones.
@@ -545,6 +553,7 @@ func (r *bandingRun) group(ctx context.Context, bucketCap int, tmp string, pairL
 	}
 	r.metrics = g.Metrics()
 	pit, err := pairsSorter.Iter(true)
+	merged = true
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"reflect"
 	"slices"
 	"testing"
@@ -301,7 +302,8 @@ func TestDeterminism(t *testing.T) {
 	data := c.file(t)
 	truth := truthFor(c, 2000, 4)
 	bandings := []lsh.Params{{Bands: 8, Rows: 4}, {Bands: 4, Rows: 8}, {Bands: 6, Rows: 5, Probe: 1}}
-	o := (&Options{Threshold: 0.5, Bandings: bandings, BucketCap: 20}).EnsureDefaults()
+	tmp := t.TempDir()
+	o := (&Options{Threshold: 0.5, Bandings: bandings, BucketCap: 20, TempDir: tmp}).EnsureDefaults()
 	var results []*Result
 	for _, tc := range []struct{ workers, entries, pairs int }{{1, 1 << 20, 1 << 20}, {2, 1024, 1024}, {3, 1024, 1 << 20}} {
 		o.Workers = tc.workers
@@ -319,6 +321,24 @@ func TestDeterminism(t *testing.T) {
 	if results[0].Bandings[0].Candidates <= 1024 {
 		t.Errorf("%d candidates: too few for the pair sorter to spill", results[0].Bandings[0].Candidates)
 	}
+	leftover := func(when string) {
+		t.Helper()
+		if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+			t.Errorf("%s: %d files left in the temporary directory, such as %s", when, len(ents), ents[0].Name())
+		}
+	}
+	leftover("after the runs")
+
+	// A file damaged near its end fails the run after batches (of 8192
+	// documents at k = 32) have been banded and runs spilled; they are
+	// removed all the same.
+	big := familyCorpus(20000, 32, 0, 11)
+	bad := big.file(t)
+	bad[len(bad)-40] ^= 1
+	if _, err := run(context.Background(), open(t, bad), truth, o, bandings, 1024, 1024); !errors.Is(err, sigfile.ErrCorrupt) {
+		t.Fatalf("damaged file: %v; want sigfile.ErrCorrupt", err)
+	}
+	leftover("after a failed run")
 }
 
 func TestFrontier(t *testing.T) {
