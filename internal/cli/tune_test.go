@@ -4,16 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/sigfile"
 	"github.com/neardup/neardup/tune"
 )
 
@@ -240,5 +243,67 @@ func TestTuneGolden(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Errorf("tune output differs from %s:\n%s", golden, got)
+	}
+}
+
+// TestTuneShards checks that tune reads a directory of shards, and a glob
+// of them, as the one file they were cut from.
+func TestTuneShards(t *testing.T) {
+	dir := t.TempDir()
+	whole := filepath.Join(dir, "sigs.ndsf")
+	if code, _, stderr := runCLI(t, "", "sign", "-q", "-o", whole, sample); code != ExitOK {
+		t.Fatal(stderr)
+	}
+	r, err := sigfile.Open(whole, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shards := filepath.Join(dir, "shards")
+	os.Mkdir(shards, 0o755)
+	const n = 3
+	var ws []*sigfile.Writer
+	for i := range n {
+		h := r.Header()
+		h.Shard, h.Shards = i, n
+		w, err := sigfile.Create(filepath.Join(shards, sigfile.ShardName("sigs", i, n)), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws = append(ws, w)
+	}
+	var rec sigfile.Record
+	for i := 0; ; i++ {
+		if err := r.Next(&rec); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if err := ws[i*n/1000].Add(rec.ID, rec.Sig); err != nil { // contiguous thirds, in order
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	for _, w := range ws {
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := func(sigs string) tune.Result {
+		out := filepath.Join(t.TempDir(), "tune.json")
+		code, _, stderr := runCLI(t, "", "tune", "--signatures", sigs, "--truth", "../../testdata/articles_1000.truth",
+			"--bands", "4x32,8x16,9x13/p1", "--json", out)
+		if code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", sigs, code, stderr)
+		}
+		var res tune.Result
+		readJSON(t, out, &res)
+		res.Signatures = ""
+		return res
+	}
+	want := run(whole)
+	for _, sigs := range []string{shards, filepath.Join(shards, "sigs-*")} {
+		if got := run(sigs); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: result differs from the whole file's:\n%s\nwant\n%s", sigs, got.String(), want.String())
+		}
 	}
 }
