@@ -490,7 +490,7 @@ func TestStats(t *testing.T) {
 	a := Stats{Files: 1, Records: 10, Bad: 1, Bytes: 100}
 	b := Stats{Bad: 2}
 	s := a.Add(b)
-	if s != (Stats{1, 10, 3, 100}) || s.Good() != 7 || s.BadRatio() != 0.3 {
+	if s != (Stats{Files: 1, Records: 10, Bad: 3, Bytes: 100}) || s.Good() != 7 || s.BadRatio() != 0.3 {
 		t.Errorf("got %+v good %d ratio %v; want {1 10 3 100} good 7 ratio 0.3", s, s.Good(), s.BadRatio())
 	}
 	if (Stats{}).BadRatio() != 0 {
