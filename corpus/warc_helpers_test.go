@@ -224,16 +224,14 @@ func testCrawl(t testing.TB) crawl {
 	return c
 }
 
-// readWARCDocs reads and parses every document of the inputs.
+// readWARCDocs reads and parses every document of the inputs: those before
+// a read error too, which it returns after them.
 func readWARCDocs(t testing.TB, inputs []string, opts *Options) ([]rec, []Record, Stats, error) {
 	t.Helper()
-	recs, st, err := readRecords(t, inputs, opts)
+	recs, st, rerr := readRecords(t, inputs, opts)
+	p, err := NewParser(opts)
 	if err != nil {
-		return nil, recs, st, err
-	}
-	p, perr := NewParser(opts)
-	if perr != nil {
-		t.Fatal(perr)
+		t.Fatal(err)
 	}
 	var docs []rec
 	var d Document
@@ -243,7 +241,7 @@ func readWARCDocs(t testing.TB, inputs []string, opts *Options) ([]rec, []Record
 		}
 		docs = append(docs, rec{File: recs[i].File, Line: recs[i].Line, Index: d.Index, ID: string(d.ID), Text: string(d.Text)})
 	}
-	return docs, recs, st.Add(p.Stats()), nil
+	return docs, recs, st.Add(p.Stats()), rerr
 }
 
 // errOffset extracts the offset of a RecordError, failing if err is not one
