@@ -12,10 +12,10 @@ import (
 // without scripts, styles, navigation, banners and hidden elements.
 //
 // It walks html.Tokenizer's tokens rather than the tree html.Parse builds:
-// the token walk runs at 2.4-2.7 times the speed of Parse plus a tree walk
-// (BenchmarkExtractHTML, tokens against tree; see BENCHMARKS.md) and
-// allocates a quarter as often, and on well-formed pages both give the same
-// text (TestExtractHTMLTokensMatchTree).
+// the token walk runs at 2.7-2.9 times the speed of Parse plus a tree walk
+// (BenchmarkExtractHTML, tokens against tree, cpu-MB/s; see BENCHMARKS.md)
+// with a quarter of the allocations or fewer, and on well-formed pages both
+// give the same text (TestExtractHTMLTokensMatchTree).
 // Where they can differ is on markup whose structure only the tree builder's
 // error recovery restores; the walk copes with the common cases (elements
 // whose end tag may be omitted, such as a hidden <p> or <li>, end where the
