@@ -292,6 +292,7 @@ func TestParseWARCErrors(t *testing.T) {
 		{"no record id", testRecord{typ: "response", uri: "https://b.example/x", block: httpResponse("200 OK", []string{"Content-Type: text/html"}, html)}, ErrMissingField, "WARC-Record-ID", "", ""},
 		{"HTTP header does not end", resp(11, []byte("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n")), ErrBadHTTP, "", "does not end", ""},
 		{"body over the limit", resp(12, httpResponse("200 OK", []string{"Content-Type: text/html", "Content-Encoding: gzip"}, encode(t, "gzip", bytes.Repeat([]byte("<p>x</p>"), 1000)))), ErrTooLarge, "", "decoded body over MaxRecordBytes", ""},
+		{"empty body with a coding", resp(18, httpResponse("304 Not Modified", []string{"Content-Type: text/html", "Content-Encoding: gzip", "Transfer-Encoding: chunked"}, nil)), nil, "", "", ""},
 		{"mislabelled UTF-8", resp(13, httpResponse("200 OK", []string{"Content-Type: text/html; charset=iso-8859-1"}, []byte("<p>Café</p>"))), nil, "", "", "Café"},
 		{"UTF-8 byte order mark", resp(14, httpResponse("200 OK", []string{"Content-Type: text/html"}, []byte("\ufeff<p>bom</p>"))), nil, "", "", "bom"},
 		{"UTF-16", resp(15, httpResponse("200 OK", []string{"Content-Type: text/html"}, []byte("\xff\xfe<\x00p\x00>\x00h\x00i\x00"))), nil, "", "", "hi"},

@@ -144,7 +144,9 @@ func codings(list []byte) []string {
 // error unless the WARC record says it was truncated (WARC-Truncated), in
 // which case what decodes is kept.
 func (s *htmlState) decodeBody(body []byte, hh *httpHeader, truncated bool, limit int) ([]byte, error) {
-	if len(hh.transferEncoding) == 0 && len(hh.contentEncoding) == 0 {
+	if len(body) == 0 || len(hh.transferEncoding) == 0 && len(hh.contentEncoding) == 0 {
+		// An empty body has nothing to decode, whatever the codings say (a
+		// 304 or 204 response keeps the header of the full one).
 		return body, nil
 	}
 	bufs := [2]*[]byte{&s.bufA, &s.bufB} // each step writes one, reads the other
