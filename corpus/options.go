@@ -139,8 +139,10 @@ type Options struct {
 	KeepField string
 
 	// MaxRecordBytes bounds one record: a JSON or text line without its line
-	// terminator, a whole file under FormatDir, or a Parquet row encoded as
-	// JSON. A longer record is an error wrapping ErrTooLarge that names the
+	// terminator, a whole file under FormatDir, a Parquet row encoded as
+	// JSON, or a WARC document record uncompressed (WARC records that are not
+	// documents are skipped whatever their size); the Parser also bounds a
+	// decoded HTTP body by it. A longer record is an error wrapping ErrTooLarge that names the
 	// file and line (or, with SkipBad, a skipped and counted record). The
 	// Reader's buffers grow to about twice this size for such a line.
 	// Default: 64 MiB; at most 1 GiB.

@@ -124,6 +124,9 @@ func TestReadWET(t *testing.T) {
 		if st.Records != 2 || st.Skipped != 2 || st.Bad != 0 {
 			t.Errorf("got stats %+v; want 2 records, 2 skipped", st)
 		}
+		if !strings.Contains(st.String(), "skipped  2 ") {
+			t.Errorf("String() = %q; want a skipped line", st.String())
+		}
 	}
 }
 
