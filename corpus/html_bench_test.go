@@ -110,6 +110,38 @@ func sitePage(body string, n int) string {
 	return b.String()
 }
 
+// appPage is sitePage as a framework builds it: an inline stylesheet of
+// about 8 kB in the head and the page's state as a JSON script of about
+// 20 kB at the end of the body (Next.js's __NEXT_DATA__, Nuxt's __NUXT__),
+// holding the article text again and a list of related items.
+func appPage(text string, n int) string {
+	var css strings.Builder
+	for i := range 120 {
+		fmt.Fprintf(&css, ".c%d{margin:0 %dpx;padding:%dpx;color:#%06x}", i, i%7, i%5, i*997)
+	}
+	type item struct {
+		ID    int    `json:"id"`
+		Title string `json:"title"`
+		URL   string `json:"url"`
+		Tags  []string
+	}
+	state := struct {
+		Props struct {
+			Text    string `json:"text"`
+			Related []item `json:"related"`
+		} `json:"props"`
+		Page string `json:"page"`
+	}{Page: "/world/[slug]"}
+	state.Props.Text = text
+	for i := range 120 {
+		state.Props.Related = append(state.Props.Related, item{n*1000 + i, fmt.Sprintf("Story %d", n+i), fmt.Sprintf("/world/story-%d", n+i), []string{"world", "news"}})
+	}
+	js, _ := json.Marshal(state)
+	page := sitePage(articleBody(text), n)
+	page = strings.Replace(page, "</head>", "<style>"+css.String()+"</style>\n</head>", 1)
+	return strings.Replace(page, "</body>", `<script id="__NEXT_DATA__" type="application/json">`+string(js)+"</script>\n</body>", 1)
+}
+
 type benchPage struct {
 	name string
 	html []byte
@@ -117,8 +149,9 @@ type benchPage struct {
 
 // benchPages returns the pages benchmarks and cross-checks run on: the
 // bundled articles in the site template (one page per article, joined so
-// that one b.N iteration extracts them all), and the Go specification from
-// GOROOT, a long page that is mostly text.
+// that one b.N iteration extracts them all), the same as framework-built
+// pages heavy with inline style and script (appPage), and the Go
+// specification from GOROOT, a long page that is mostly text.
 func benchPages(tb testing.TB) []benchPage {
 	tb.Helper()
 	var pages []benchPage
@@ -128,6 +161,11 @@ func benchPages(tb testing.TB) []benchPage {
 			site = append(site, sitePage(articleBody(text), i)...)
 		}
 		pages = append(pages, benchPage{"site", site})
+		var app []byte
+		for i, text := range texts[:200] {
+			app = append(app, appPage(text, i)...)
+		}
+		pages = append(pages, benchPage{"app", app})
 	}
 	if spec, err := os.ReadFile(filepath.Join(runtime.GOROOT(), "doc", "go_spec.html")); err == nil {
 		pages = append(pages, benchPage{"gospec", spec})
@@ -149,12 +187,13 @@ func splitPages(b []byte) [][]byte {
 }
 
 // BenchmarkExtractHTML measures extraction in bytes of HTML per second, by
-// the token walk that AppendHTMLText uses and by html.Parse and a tree walk
-// (the reference), per document as the Parser calls it.
+// the token walk that AppendHTMLText uses, the same without jumping over raw
+// text (rawTextEnd), and html.Parse and a tree walk (the reference), per
+// document as the Parser calls it.
 func BenchmarkExtractHTML(b *testing.B) {
 	for _, page := range benchPages(b) {
 		docs := [][]byte{page.html}
-		if page.name == "site" {
+		if page.name == "site" || page.name == "app" {
 			docs = splitPages(page.html)
 		}
 		for _, impl := range []struct {
@@ -162,6 +201,7 @@ func BenchmarkExtractHTML(b *testing.B) {
 			fn   func(e *htmlExtractor, dst, src []byte) []byte
 		}{
 			{"tokens", (*htmlExtractor).appendText},
+			{"tokens-nojump", func(e *htmlExtractor, dst, src []byte) []byte { e.jumpMin = -1; return e.appendText(dst, src) }},
 			{"tree", func(_ *htmlExtractor, dst, src []byte) []byte { return treeText(dst, src) }},
 		} {
 			b.Run(page.name+"/"+impl.name, func(b *testing.B) {

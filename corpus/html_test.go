@@ -252,17 +252,61 @@ func TestAppendHTMLTextAllocs(t *testing.T) {
 	}
 }
 
+// TestRawTextJump checks that jumping over dropped raw text (rawTextEnd)
+// gives exactly the text of letting html.Tokenizer read it, on end tags in
+// every form, scripts with escapes, and pages.
+func TestRawTextJump(t *testing.T) {
+	pad := strings.Repeat("x = 1; ", 50) // past minRawSkip
+	cases := []string{
+		"<script>" + pad + "</script><p>after</p>",
+		"<SCRIPT type=x>" + pad + "</ScRiPt >after",
+		"<style>" + pad + "</style\n>after<style>a</style/>b",
+		"<script>" + pad + "</scripty></script>after",
+		"<div hidden><script>" + pad + "</scripty></div>shown?</script></div>after",
+		"<div hidden><style>" + pad + "</style</div>shown?</style></div>after",
+		"<script>" + pad + "<!-- <script> </script> --></script>after</script>more",
+		"<script>" + pad + "<!--</script>after",
+		"<script>" + pad + "</script",
+		"<script>" + pad + "</",
+		"<script>" + pad,
+		"<textarea>" + pad + "&amp;</textarea>after<title>" + pad + "</title>t",
+		"<div hidden><script>" + pad + "</div></script>in</div>after",
+		"<div hidden><xmp>" + pad + "</div></xmp>in</div><xmp>shown " + pad + "</xmp>",
+		"<noscript>" + pad + "<p>no</p></noscript><iframe>" + pad + "</iframe>x<noembed>" + pad + "</noembed>y<noframes>" + pad + "</noframes>z",
+		"<svg><style>" + pad + "</style><text>t</text></svg>after",
+		"<script>" + pad + "</script\x00>after</script>x",
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		cases = append(cases, string(wellFormedPage(rng)))
+	}
+	for _, p := range benchPages(t) {
+		cases = append(cases, string(p.html))
+	}
+	for _, c := range cases {
+		for _, min := range []int{1, minRawSkip} {
+			jump, walk := htmlExtractor{jumpMin: min}, htmlExtractor{jumpMin: -1}
+			got, want := jump.appendText(nil, []byte(c)), walk.appendText(nil, []byte(c))
+			if !bytes.Equal(got, want) {
+				t.Errorf("jumping (min %d) over raw text of %q:\n got %q\nwant %q", min, clip([]byte(c), 200), got, want)
+			}
+		}
+	}
+}
+
 // FuzzAppendHTMLText checks on any input that extraction does not panic,
 // that its output has the documented shape (no empty, untrimmed or
 // space-doubled lines), that it keeps valid UTF-8 valid, that the token
 // walk's text is made only of characters of the input's text (no markup
-// invented), and that a prefix in dst is kept.
+// invented), that a prefix in dst is kept, and that jumping over raw text
+// changes nothing.
 func FuzzAppendHTMLText(f *testing.F) {
 	for _, s := range []string{
 		``, `plain`, `<p>a</p><p>b</p>`, `<div hidden><p>x</div>y`, `<ul><li hidden>a<ul><li>b</ul><li>c</ul>`,
 		`<script>a</script>`, `<svg><svg/></svg>x`, `<pre>a
 b</pre>`, `&amp;&nbsp;&#0;&#xD800;`, `<table><tr hidden><td>a<tr><td>b</table>`,
 		`<p style="display:none">x</p>`, "\x00<p\x00>\xff", `<dialog open>d</dialog>`, `<article><header>h</header></article>`,
+		`<script>a<!--<script></script>--></script>b</script>c`, `<style>a</STYLE >b`, `<textarea>t</textarea/>u`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -270,6 +314,10 @@ b</pre>`, `&amp;&nbsp;&#0;&#xD800;`, `<table><tr hidden><td>a<tr><td>b</table>`,
 		out := AppendHTMLText([]byte("x"), src)
 		if len(out) == 0 || out[0] != 'x' {
 			t.Fatalf("the prefix was lost: %q", out)
+		}
+		jump, walk := htmlExtractor{jumpMin: 1}, htmlExtractor{jumpMin: -1}
+		if a, b := jump.appendText(nil, src), walk.appendText(nil, src); !bytes.Equal(a, b) || !bytes.Equal(b, out[1:]) {
+			t.Fatalf("%q: jumping over raw text gives %q, walking %q", src, a, b)
 		}
 		text := out[1:]
 		if len(text) == 0 {
