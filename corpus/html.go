@@ -12,7 +12,7 @@ import (
 // without scripts, styles, navigation, banners and hidden elements.
 //
 // It walks html.Tokenizer's tokens rather than the tree html.Parse builds:
-// the token walk runs at 2.2-2.9 times the speed of Parse plus a tree walk
+// the token walk runs at 2-3 times the speed of Parse plus a tree walk
 // (BenchmarkExtractHTML, tokens against tree, cpu-MB/s; see BENCHMARKS.md)
 // with a quarter of the allocations or fewer, and on well-formed pages both
 // give the same text (TestExtractHTMLTokensMatchTree).
