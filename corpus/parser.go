@@ -35,7 +35,8 @@ type Document struct {
 // Parser turns Records into Documents. Make one per goroutine with NewParser:
 // a Parser is not safe for concurrent use (it owns scratch buffers), and its
 // zero value is not usable. Parsing is deterministic and, on records without
-// escapes in the text, does not allocate.
+// escapes in the text, does not allocate; extracting the text of HTML (WARC
+// responses, Options.HTML) does, mostly inside html.Tokenizer.
 type Parser struct {
 	idField, textField, keepField string
 	html                          bool       // Options.HTML

@@ -158,15 +158,15 @@ func (s Bitset) Len() int64 {
 
 // CopyKept re-reads inputs with opts and writes to dst, through a Writer,
 // every record whose Index keep contains, in input order; it stops reading
-// after keep.Last(). It returns the number of records written.
+// after keep.Last(). It returns the number of records written. inputs and
+// opts must be those of the pass that chose keep, with "-" replaced by a
+// Spool file. If fewer records are written than keep holds (the inputs
+// changed or were cut short), it returns an error.
 //
 // When the inputs are WARC or WET, it writes a WARC file compressed record
 // by record instead (name it with KeptExtension): each kept record's gzip
 // member byte for byte, or, for a record from a plain WARC file, its bytes
-// as a new gzip member. WARC and other inputs cannot be mixed. inputs and
-// opts must be those of the pass that chose keep, with "-" replaced by a
-// Spool file. If fewer records are written than keep holds (the inputs
-// changed or were cut short), it returns an error.
+// as a new gzip member. WARC and other inputs cannot be mixed.
 func CopyKept(ctx context.Context, dst io.Writer, inputs []string, opts *Options, keep Selection) (int64, error) {
 	if ix, ok := keep.(Indices); ok && !slices.IsSorted(ix) {
 		return 0, fmt.Errorf("%w: Indices are not sorted", ErrBadOptions)
