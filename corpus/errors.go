@@ -33,24 +33,49 @@ var (
 	ErrBadOptions = errors.New("corpus: invalid options")
 	// ErrNoInput means a Reader was asked to read no inputs.
 	ErrNoInput = errors.New("corpus: no inputs")
+	// ErrBadWARC means a WARC or WET record cannot be read: a corrupt or
+	// truncated gzip member, a malformed header, a Content-Length that does
+	// not match the record, a missing mandatory field.
+	ErrBadWARC = errors.New("corpus: bad WARC record")
+	// ErrBadHTTP means the HTTP response in a WARC response record cannot be
+	// decoded: a malformed header, bad chunked encoding, a corrupt or
+	// unsupported Content-Encoding, a charset that cannot be decoded.
+	ErrBadHTTP = errors.New("corpus: bad HTTP response in WARC record")
 )
 
 // RecordError describes a record that could not be read or parsed. Its message
 // reads "file:line: field "name": reason", with the line and field left out
-// when unknown. It is plain data, safe to read from any goroutine.
+// when unknown; for WARC and WET records, "file: record N at byte OFFSET:
+// field "name": reason". It is plain data, safe to read from any goroutine.
 type RecordError struct {
 	File  string // input file as named to the Reader; "<stdin>" for standard input
-	Line  int64  // 1-based line or row number in File; 0 if the error is not about one record
+	Line  int64  // 1-based line or row number in File (WARC: record number); 0 if the error is not about one record
 	Index int64  // 0-based global record index; -1 if unknown
-	Field string // JSON key or Parquet column at fault; "" for the whole record
+	Field string // JSON key, Parquet column or WARC header field at fault; "" for the whole record
 	Err   error  // wraps a sentinel such as ErrNotJSON; never nil
+
+	// Offset is, when HasOffset is set (WARC and WET records), the byte
+	// offset in File at which the record starts as stored: the start of its
+	// gzip member in a .warc.gz.
+	Offset    int64
+	HasOffset bool
 }
 
 // Error implements error.
 func (e *RecordError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
-	if e.Line > 0 {
+	switch {
+	case e.HasOffset:
+		if e.Line > 0 {
+			b.WriteString(": record ")
+			b.WriteString(strconv.FormatInt(e.Line, 10))
+		} else {
+			b.WriteString(": record")
+		}
+		b.WriteString(" at byte ")
+		b.WriteString(strconv.FormatInt(e.Offset, 10))
+	case e.Line > 0:
 		b.WriteByte(':')
 		b.WriteString(strconv.FormatInt(e.Line, 10))
 	}

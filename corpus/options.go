@@ -28,10 +28,17 @@ const (
 	// FormatDir is a directory with one document a file; the id is the file's
 	// path relative to the directory, with '/' separators.
 	FormatDir Format = "dir"
+	// FormatWARC is a WARC file (WARC/1.0 or 1.1), plain or gzip-compressed
+	// record by record: its HTML response records are the documents, their
+	// text extracted from the HTML. See the package documentation.
+	FormatWARC Format = "warc"
+	// FormatWET is a WET file, the WARC files of plain text Common Crawl
+	// makes of its crawls: its conversion records are the documents.
+	FormatWET Format = "wet"
 )
 
 // Formats lists the valid formats in the order a usage message should show them.
-var Formats = []Format{FormatAuto, FormatJSONL, FormatParquet, FormatLines, FormatDir}
+var Formats = []Format{FormatAuto, FormatJSONL, FormatParquet, FormatLines, FormatDir, FormatWARC, FormatWET}
 
 // String returns the format's name; the zero value prints as "auto".
 func (f Format) String() string {
@@ -56,7 +63,7 @@ func (f *Format) Type() string { return "format" }
 
 func (f Format) valid() bool {
 	switch f {
-	case "", FormatAuto, FormatJSONL, FormatParquet, FormatLines, FormatDir:
+	case "", FormatAuto, FormatJSONL, FormatParquet, FormatLines, FormatDir, FormatWARC, FormatWET:
 		return true
 	}
 	return false
@@ -90,8 +97,9 @@ const maxRecordLimit = 1 << 30
 type Options struct {
 	// Format is the layout of the inputs. Under FormatAuto each input is judged
 	// by its name after peeling compression suffixes: .jsonl, .ndjson and .json
-	// are JSON Lines, .parquet is Parquet, .txt is one document a line, and a
-	// directory is one document a file (FormatDir). Any other name is an error
+	// are JSON Lines, .parquet is Parquet, .txt is one document a line, .warc
+	// is WARC and .wet is WET (so x.warc.gz and Common Crawl's x.warc.wet.gz),
+	// and a directory is one document a file (FormatDir). Any other name is an error
 	// wrapping ErrUnknownFormat. Standard input ("-") and spooled files (names
 	// ending in SpoolSuffix) are JSON Lines under FormatAuto.
 	//
@@ -112,7 +120,12 @@ type Options struct {
 
 	// IDField is the name of the JSON key or Parquet column holding the
 	// document id. A missing or null id becomes the 1-based line (or row)
-	// number. Default: "id".
+	// number.
+	//
+	// For WARC and WET records it names the header field that is the id:
+	// IDFieldRecordID ("record-id", WARC-Record-ID, also chosen by the default
+	// "id") or IDFieldURI ("uri", WARC-Target-URI); any other value is an
+	// error when an input is WARC or WET. Default: "id".
 	IDField string
 
 	// TextField is the name of the JSON key or Parquet column holding the
@@ -126,8 +139,10 @@ type Options struct {
 	KeepField string
 
 	// MaxRecordBytes bounds one record: a JSON or text line without its line
-	// terminator, a whole file under FormatDir, or a Parquet row encoded as
-	// JSON. A longer record is an error wrapping ErrTooLarge that names the
+	// terminator, a whole file under FormatDir, a Parquet row encoded as
+	// JSON, or a WARC document record uncompressed (WARC records that are not
+	// documents are skipped whatever their size); the Parser also bounds a
+	// decoded HTTP body by it. A longer record is an error wrapping ErrTooLarge that names the
 	// file and line (or, with SkipBad, a skipped and counted record). The
 	// Reader's buffers grow to about twice this size for such a line.
 	// Default: 64 MiB; at most 1 GiB.
@@ -147,6 +162,14 @@ type Options struct {
 
 	// Stdin is read for the input "-". Default: os.Stdin.
 	Stdin io.Reader
+
+	// HTML makes the Parser take the text of JSON Lines and Parquet records,
+	// of text lines and of the files of a directory as HTML and replace it by
+	// its visible text (AppendHTMLText). Files of a directory are first
+	// decoded from their charset, as WARC responses are; text from JSON and
+	// Parquet is already Unicode. WARC responses are always extracted and WET
+	// text never, whatever HTML says. Default: false.
+	HTML bool
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o. It is
@@ -202,6 +225,9 @@ func (o *Options) Validate() error {
 	}
 	if c.BatchBytes < 1 || c.BatchBytes > maxRecordLimit {
 		return fmt.Errorf("%w: BatchBytes %d is outside [1, %d]", ErrBadOptions, c.BatchBytes, maxRecordLimit)
+	}
+	if c.Format == FormatWARC || c.Format == FormatWET {
+		return c.validateWARC(c.Format)
 	}
 	return nil
 }
@@ -262,6 +288,10 @@ func formatByName(name string) Format {
 		return FormatParquet
 	case ".txt":
 		return FormatLines
+	case ".warc":
+		return FormatWARC
+	case ".wet":
+		return FormatWET
 	}
 	return ""
 }

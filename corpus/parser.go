@@ -16,10 +16,13 @@ type Document struct {
 	// ID is the document id: the id field's string value, a numeric id's JSON
 	// text, or the 1-based line (row) number in decimal when the id is missing
 	// or null; for FormatLines the line number; for FormatDir the file's path
-	// relative to the directory.
+	// relative to the directory; for WARC and WET the WARC-Record-ID or
+	// WARC-Target-URI (Options.IDField) as written in the header.
 	ID []byte
 	// Text is the document text, unescaped. It may hold invalid UTF-8, passed
-	// through from the input.
+	// through from the input. For WARC it is the visible text of the HTML
+	// response (AppendHTMLText), for WET the conversion record's block, and
+	// with Options.HTML the visible text of the HTML the record held.
 	Text []byte
 	// Keep is the value of Options.KeepField when HasKeep is true.
 	Keep float64
@@ -32,9 +35,13 @@ type Document struct {
 // Parser turns Records into Documents. Make one per goroutine with NewParser:
 // a Parser is not safe for concurrent use (it owns scratch buffers), and its
 // zero value is not usable. Parsing is deterministic and, on records without
-// escapes in the text, does not allocate.
+// escapes in the text, does not allocate; extracting the text of HTML (WARC
+// responses, Options.HTML) does, mostly inside html.Tokenizer.
 type Parser struct {
 	idField, textField, keepField string
+	html                          bool       // Options.HTML
+	maxBody                       int        // Options.MaxRecordBytes: bound on decoded HTTP bodies
+	hs                            *htmlState // WARC and HTML scratch, made on first use
 
 	sc      scanner
 	idBuf   []byte // rendered ids (line numbers, unescaped ids)
@@ -50,7 +57,7 @@ func NewParser(opts *Options) (*Parser, error) {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	return &Parser{idField: o.IDField, textField: o.TextField, keepField: o.KeepField}, nil
+	return &Parser{idField: o.IDField, textField: o.TextField, keepField: o.KeepField, html: o.HTML, maxBody: o.MaxRecordBytes}, nil
 }
 
 // Stats returns the Parser's counts: Bad is the number of Parse calls that
@@ -69,19 +76,21 @@ func (p *Parser) Parse(rec *Record, doc *Document) error {
 		doc.Text = rec.Raw
 		p.idBuf = strconv.AppendInt(p.idBuf[:0], rec.Line, 10)
 		doc.ID = p.idBuf
-		return nil
+		return p.htmlText(rec, doc, false)
 	case FormatDir:
 		doc.Text = rec.Raw
 		p.idBuf = append(p.idBuf[:0], rec.Name...)
 		doc.ID = p.idBuf
-		return nil
+		return p.htmlText(rec, doc, true)
+	case FormatWARC, FormatWET:
+		return p.parseWARC(rec, doc)
 	}
 	field, err := p.parseJSON(rec, doc)
 	if err != nil {
 		p.bad++
 		return &RecordError{File: rec.File, Line: rec.Line, Index: rec.Index, Field: field, Err: err}
 	}
-	return nil
+	return p.htmlText(rec, doc, false)
 }
 
 // span locates a captured value in a record.

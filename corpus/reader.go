@@ -34,15 +34,25 @@ type Record struct {
 	// '/' separators (the document id); "" otherwise.
 	Name string
 	// Line is the 1-based line number in File (blank lines count), the
-	// 1-based row number for Parquet, and 1 for FormatDir.
+	// 1-based row number for Parquet, 1 for FormatDir, and for WARC and WET
+	// the 1-based number of the record among all records of File (those
+	// skipped as not documents count).
 	Line int64
+	// Offset is, for WARC and WET, the byte offset in File at which the
+	// record starts as stored: the start of its gzip member in a .warc.gz.
+	// It is 0 for other formats.
+	Offset int64
 	// Index is the record's 0-based position among all records of all inputs,
 	// in input order. Records the Reader skips under SkipBad keep their index,
 	// so the sequence can have gaps.
 	Index int64
 	// Format is the format the record was read in: FormatJSONL, FormatParquet,
-	// FormatLines or FormatDir.
+	// FormatLines, FormatDir, FormatWARC or FormatWET.
 	Format Format
+
+	// stored is, when CopyKept asked for it, the record's gzip member as
+	// stored (WARC and WET); it aliases the batch like Raw.
+	stored []byte
 }
 
 // Batch is a reusable set of records filled by Reader.Next.
@@ -120,12 +130,17 @@ type Stats struct {
 	// set and Keep is 0 after good records, the field never appeared: a
 	// command should say so, as a misspelt field name looks like this.
 	Keep int64
+	// Skipped is the number of WARC and WET records read and left out as not
+	// documents (warcinfo, request, metadata, revisit, non-HTML responses;
+	// in WET, everything but conversions). They are not in Records and have
+	// no Index.
+	Skipped int64
 }
 
 // Add returns the sum of s and o.
 func (s Stats) Add(o Stats) Stats {
 	return Stats{Files: s.Files + o.Files, Records: s.Records + o.Records, Bad: s.Bad + o.Bad,
-		Bytes: s.Bytes + o.Bytes, Keep: s.Keep + o.Keep}
+		Bytes: s.Bytes + o.Bytes, Keep: s.Keep + o.Keep, Skipped: s.Skipped + o.Skipped}
 }
 
 // Good returns the number of records that were not bad.
@@ -141,8 +156,12 @@ func (s Stats) BadRatio() float64 {
 
 // String renders the counts as a small table.
 func (s Stats) String() string {
-	return fmt.Sprintf("files    %d\nrecords  %d\ngood     %d\nbad      %d (%.2f%%)\nbytes    %d\nkeep     %d\n",
+	str := fmt.Sprintf("files    %d\nrecords  %d\ngood     %d\nbad      %d (%.2f%%)\nbytes    %d\nkeep     %d\n",
 		s.Files, s.Records, s.Good(), s.Bad, 100*s.BadRatio(), s.Bytes, s.Keep)
+	if s.Skipped > 0 {
+		str += fmt.Sprintf("skipped  %d (WARC records that are not documents)\n", s.Skipped)
+	}
+	return str
 }
 
 // input is one resolved input file.
@@ -177,6 +196,8 @@ type Reader struct {
 	read     atomic.Int64 // stored bytes consumed (Progress.Read)
 	total    int64        // Progress.Total
 	pubStats atomic.Pointer[Stats]
+
+	keepStored Selection // CopyKept: records whose stored gzip member to attach
 }
 
 // source produces the records of one input.
@@ -211,6 +232,9 @@ func NewReader(inputs []string, opts *Options) (*Reader, error) {
 		if err := r.resolve(p); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.checkWARCOptions(); err != nil {
+		return nil, err
 	}
 	for _, in := range r.inputs {
 		if in.size < 0 {
@@ -283,7 +307,7 @@ func fileInput(path string, f Format, size int64) (input, error) {
 	base, layers := peelCompression(path)
 	if f == FormatAuto {
 		if f = formatByName(base); f == "" {
-			return input{}, fmt.Errorf("%w: %s: cannot tell the format from the name (want .jsonl, .ndjson, .json, .parquet or .txt, optionally with .gz or .zst, or set the format)", ErrUnknownFormat, path)
+			return input{}, fmt.Errorf("%w: %s: cannot tell the format from the name (want .jsonl, .ndjson, .json, .parquet, .txt, .warc or .wet, optionally with .gz or .zst, or set the format)", ErrUnknownFormat, path)
 		}
 	}
 	if f == FormatParquet && len(layers) > 0 {
@@ -441,6 +465,8 @@ func (r *Reader) open(in *input) (source, error) {
 		return r.openParquet(in)
 	case FormatDir:
 		return r.openWhole(in)
+	case FormatWARC, FormatWET:
+		return r.openWARC(in)
 	default:
 		return r.openLines(in)
 	}

@@ -58,6 +58,8 @@ func (w *Writer) Write(rec *Record) error {
 		b = append(b, '}', '\n')
 		w.buf = b
 		_, err = w.w.Write(b)
+	case FormatWARC, FormatWET:
+		return fmt.Errorf("%w: %s record %s:%d: WARC records are copied as WARC by CopyKept, not written as JSON Lines", ErrUnsupported, rec.Format, rec.File, rec.Line)
 	default:
 		if _, err = w.w.Write(rec.Raw); err == nil {
 			err = w.w.WriteByte('\n')
@@ -160,6 +162,11 @@ func (s Bitset) Len() int64 {
 // opts must be those of the pass that chose keep, with "-" replaced by a
 // Spool file. If fewer records are written than keep holds (the inputs
 // changed or were cut short), it returns an error.
+//
+// When the inputs are WARC or WET, it writes a WARC file compressed record
+// by record instead (name it with KeptExtension): each kept record's gzip
+// member byte for byte, or, for a record from a plain WARC file, its bytes
+// as a new gzip member. WARC and other inputs cannot be mixed.
 func CopyKept(ctx context.Context, dst io.Writer, inputs []string, opts *Options, keep Selection) (int64, error) {
 	if ix, ok := keep.(Indices); ok && !slices.IsSorted(ix) {
 		return 0, fmt.Errorf("%w: Indices are not sorted", ErrBadOptions)
@@ -177,6 +184,11 @@ func CopyKept(ctx context.Context, dst io.Writer, inputs []string, opts *Options
 		return 0, err
 	}
 	defer r.Close()
+	if isWARC, err := r.keptWARC(); err != nil {
+		return 0, err
+	} else if isWARC {
+		return copyKeptWARC(ctx, dst, r, keep)
+	}
 	var b Batch
 	done := false
 	for !done {
