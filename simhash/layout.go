@@ -139,6 +139,12 @@ func (l *Layout) TableBits() int { return int(l.tableBits) }
 // size of its blocks. It panics if t is not in 0..Tables()−1.
 func (l *Layout) PrefixBits(t int) int { return int(l.tables[t].prefix) }
 
+// Key returns fp permuted so that table t's blocks lead: its first
+// PrefixBits(t) bits are table t's key, and two fingerprints agree on all of
+// table t's blocks exactly when their keys share those bits. The permutation
+// preserves Hamming distances. It panics if t is out of range.
+func (l *Layout) Key(t int, fp uint64) uint64 { return l.tables[t].key(fp) }
+
 // KeyBits returns how many of table t's prefix bits an entry keeps with
 // docBits document bits: min(PrefixBits(t), 64 − TableBits() − docBits). It
 // panics if t is out of range or docBits is not in 1..32.
