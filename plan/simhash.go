@@ -38,9 +38,11 @@ const (
 	// DefaultEntryCost is SimHashInput.EntryCost's default: one batch entry
 	// (8 bytes built, radix-sorted or spilled, and scanned) costs about as
 	// much as 64 bucket comparisons (a popcount of two fingerprints already
-	// at hand). Measured with simhash's BenchmarkLayoutPairs (about 80–110
-	// ns an entry, in memory) and BenchmarkGrouperCompare (about 1.7 ns a
-	// comparison) on the project machine; spilling makes entries dearer.
+	// at hand). Measured with simhash's BenchmarkLayoutPairs and
+	// BenchmarkGrouperCompare on the project's 2-vCPU machine: 78–115 ns an
+	// entry in memory against 1.65 ns a comparison when it was quiet (a
+	// ratio of 47–70), 140–205 ns against 2.1 ns when shared (67–97);
+	// spilling to disk makes entries dearer still.
 	DefaultEntryCost = 64
 )
 

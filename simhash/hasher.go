@@ -109,9 +109,7 @@ func (h *Hasher) addWeighted(features []uint64) {
 				ws[i] = x.weight(f)
 			}
 		}
-		for i, f := range fs {
-			h.p.add(f, ws[i])
-		}
+		h.p.addChunk(fs, ws[:len(fs)])
 	}
 }
 
@@ -140,18 +138,35 @@ func (p *planes) reset() {
 }
 
 func (p *planes) add(f uint64, w uint16) {
-	p.used |= w
-	for w != 0 {
-		b := bits.TrailingZeros16(w)
-		w &= w - 1
-		n := p.npend[b]
-		p.pend[b][n] = f
-		n++
-		if n == blockWords {
-			p.c[b].addBlocks(p.pend[b][:])
-			n = 0
+	p.addChunk([]uint64{f}, []uint16{w})
+}
+
+// addChunk adds features fs with weights ws. Plane by plane, a branch-free
+// pass packs the features whose weight has that bit set into the plane's
+// pending buffer (every feature is stored; the count advances by the bit),
+// and full blocks of 16 go to the plane's counter. A branch per set bit
+// instead costs a misprediction on most features, since weights differ in
+// how many bits they have.
+func (p *planes) addChunk(fs []uint64, ws []uint16) {
+	var used uint16
+	for _, w := range ws {
+		used |= w
+	}
+	p.used |= used
+	ws = ws[:len(fs)]
+	for u := used; u != 0; u &= u - 1 {
+		b := bits.TrailingZeros16(u)
+		pend := &p.pend[b]
+		n := int(p.npend[b])
+		for i, f := range fs {
+			pend[n] = f
+			n += int(ws[i] >> b & 1)
+			if n == len(pend) {
+				p.c[b].addBlocks(pend[:])
+				n = 0
+			}
 		}
-		p.npend[b] = n
+		p.npend[b] = uint8(n)
 	}
 }
 
