@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -155,10 +157,14 @@ func weightingReport(t *testing.T, c reportCorpus) {
 		{"tfidf, exact df", simhash.NewHasher(bigDF.IDF())},
 	}
 	var rows []weightingRow
-	for _, w := range weightings {
+	var tfFps []uint64
+	for wi, w := range weightings {
 		fps := make([]uint64, n)
 		for i, f := range feats {
 			fps[i] = w.h.FingerprintFeatures(f)
+		}
+		if wi == 0 {
+			tfFps = fps
 		}
 		hist := distanceHistogram(fps, 0)
 		row := weightingRow{name: w.name}
@@ -176,7 +182,7 @@ func weightingReport(t *testing.T, c reportCorpus) {
 			cnt[i]++
 		}
 		for i := range sum {
-			row.mean[i] = sum[i] / max(cnt[i], 1)
+			row.mean[i] = sum[i] / cnt[i] // NaN without pairs
 		}
 		within := int64(0)
 		for d := 0; d < reportKs[0]; d++ {
@@ -238,7 +244,15 @@ func weightingReport(t *testing.T, c reportCorpus) {
 	}
 	fmt.Fprintf(&b, "mean distance of the pairs at J in [0.8, 0.9), [0.9, 0.95), [0.95, 1]:")
 	for _, r := range rows {
-		fmt.Fprintf(&b, " %s %.2f %.2f %.2f;", r.name, r.mean[0], r.mean[1], r.mean[2])
+		fmt.Fprintf(&b, " %s", r.name)
+		for _, m := range r.mean {
+			if math.IsNaN(m) {
+				fmt.Fprint(&b, " —")
+			} else {
+				fmt.Fprintf(&b, " %.2f", m)
+			}
+		}
+		fmt.Fprint(&b, ";")
 	}
 	fmt.Fprintf(&b, " the unit-weight model: %.2f %.2f %.2f at J = 0.85, 0.925, 0.975\n",
 		64*SimHashBitFlip(0.85), 64*SimHashBitFlip(0.925), 64*SimHashBitFlip(0.975))
@@ -278,5 +292,38 @@ func weightingReport(t *testing.T, c reportCorpus) {
 	}
 	fmt.Fprintf(&b, "minhash k=128 oph, %d×%d bands: recall %.3f %.3f %.3f, %.4f candidate pairs per document\n",
 		bands.Bands, bands.Rows, rec[0], rec[1], rec[2], float64(len(pairs))/float64(n))
+
+	// The planner on a random quarter of the corpus (TF), for J ≥ 0.95 and
+	// recall 0.95, against the recall the whole corpus gives at its k.
+	if n >= 4000 {
+		r := rand.New(rand.NewPCG(1, 2))
+		idx := r.Perm(n)[:n/4]
+		slices.Sort(idx)
+		var ssets [][]uint64
+		var sfps []uint64
+		for _, i := range idx {
+			ssets = append(ssets, sets[i])
+			sfps = append(sfps, tfFps[i])
+		}
+		s, err := MeasureSimHash(ssets, sfps, 0, 0.5, 200000, 1, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := MakeSimHash(SimHashInput{Documents: int64(n), Threshold: 0.95, Recall: 0.95, Sample: s})
+		if p == nil {
+			t.Fatal(err)
+		}
+		hit, all := 0, 0
+		for _, q := range truth {
+			if q.Jaccard >= 0.95 {
+				all++
+				if simhash.Distance(tfFps[q.A], tfFps[q.B]) <= p.K {
+					hit++
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\nplan (TF) from a random quarter, %v:\n%s\nthe whole corpus at k = %d: recall %.4f over %d pairs at J ≥ 0.95\n",
+			err, p, p.K, float64(hit)/float64(all), all)
+	}
 	t.Log(b.String())
 }
