@@ -39,9 +39,9 @@ const (
 	// (8 bytes built, radix-sorted or spilled, and scanned) costs about as
 	// much as 64 bucket comparisons (a popcount of two fingerprints already
 	// at hand). Measured with simhash's BenchmarkLayoutPairs and
-	// BenchmarkGrouperCompare on the project's 2-vCPU machine: 78–115 ns an
-	// entry in memory against 1.65 ns a comparison when it was quiet (a
-	// ratio of 47–70), 140–205 ns against 2.1 ns when shared (67–97);
+	// BenchmarkGrouperCompare on the project's shared 2-vCPU machine, in
+	// two sessions: 78–115 ns an entry in memory against 1.65 ns a
+	// comparison (a ratio of 47–70), and 140–205 ns against 2.1 ns (67–97);
 	// spilling to disk makes entries dearer still.
 	DefaultEntryCost = 64
 )

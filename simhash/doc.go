@@ -59,11 +59,11 @@
 // counts) changed recall by under 0.02.
 //
 // Measured on the articles, generated near-copies and the Go source tree
-// (BENCHMARKS.md, "SimHash: weighting and k"), TF-IDF does not pay: at nearly
-// every k and threshold it finds fewer of the near-duplicate pairs than TF (in
-// 70 of 72 cases, the other two by one or two pairs), for fewer candidates;
-// where the two catch the same share, the candidates are about equal. The
-// reason is structural: the features two near-duplicates do not share are
+// (BENCHMARKS.md, "SimHash: weighting and k"), TF-IDF does not pay: at the
+// same k it mostly finds fewer of the near-duplicate pairs than TF (in 58 of
+// 72 cases; as many in 12, one or two pairs more in 2), for fewer candidates,
+// and where the two catch the same share their candidates are about equal.
+// The reason is structural: the features two near-duplicates do not share are
 // those the edits made, found in one document only, so IDF gives them the
 // largest weight and pushes the pair apart, while the features they share
 // appear in at least both and weigh less. TF-IDF also costs the first pass
