@@ -90,8 +90,11 @@ var (
 // (simhash.Layout.Pairs) finds exactly the pairs within k that a comparison
 // of all pairs counts, for k = 3 and 8.
 func TestSimHashWeighting(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the weighting report")
+	}
 	corpora := []reportCorpus{{"articles_1000 (bundled)", loadJSONL(t, "../testdata/articles_1000.jsonl")}}
-	if p := "../../shared/data/articles/articles_2500.train"; fileExists(p) && !testing.Short() {
+	if p := "../../shared/data/articles/articles_2500.train"; fileExists(p) {
 		corpora = append(corpora, reportCorpus{"articles_2500 (shared/data)", loadTrain(t, p)})
 	}
 	if env := os.Getenv("NEARDUP_SIMHASH_CORPUS"); env != "" {

@@ -2,6 +2,7 @@ package simhash_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/neardup/neardup/shingle"
@@ -183,4 +184,50 @@ func ExampleLayout_Pairs() {
 	// (0, 3) at distance 2
 	// (2, 4) at distance 1
 	// 20 entries, 3 pairs emitted
+}
+
+// A batch driver streams: every document's entries go to an external sort,
+// and the sorted stream, in chunks, through a Grouper. Here a slice and
+// slices.Sort stand in for the external sort.
+func ExampleGrouper() {
+	l, err := simhash.NewLayout(simhash.Options{MaxDistance: 2}) // 3 blocks, 3 tables of one block
+	if err != nil {
+		panic(err)
+	}
+	fps := []uint64{0xAAAA_0000_FFFF_1234, 0xAAAA_0000_FFFF_1235, 0x5555_FFFF_0000_0000, 0xAAAA_0000_FFFF_1237}
+	const docBits = 2 // enough for documents 0..3 (lsh.DocBits gives it for n documents)
+	var entries []uint64
+	for doc, fp := range fps {
+		entries = l.AppendEntries(entries, fp, uint32(doc), docBits)
+	}
+	slices.Sort(entries)
+
+	// The Grouper reads fps, the fingerprints by document, while it runs.
+	g, err := l.NewGrouper(fps, docBits, 2, nil)
+	if err != nil {
+		panic(err)
+	}
+	var pairs []uint64
+	for chunk := range slices.Chunk(entries, 5) {
+		if pairs, err = g.Append(pairs, chunk); err != nil {
+			panic(err)
+		}
+	}
+	pairs = g.Flush(pairs)
+	var out []string
+	for _, p := range pairs {
+		out = append(out, fmt.Sprintf("(%d, %d)", p>>32, uint32(p)))
+	}
+	fmt.Println(strings.Join(out, " "))
+	fmt.Print(g.Metrics())
+	// Output:
+	// (0, 1) (0, 3) (1, 3)
+	// entries                      12
+	// duplicate entries             0
+	// buckets                       8
+	// shared buckets                2
+	// comparisons                   6
+	// pairs                         3
+	// capped buckets                0
+	// capped members                0
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"os"
+	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
@@ -175,5 +176,41 @@ func TestHasherCopyAndAllocs(t *testing.T) {
 		i++
 	}); a != 0 {
 		t.Errorf("DFTable.AddText: %v allocations per text; want 0", a)
+	}
+}
+
+// TestIDFShared checks that one IDF serves Hashers on several goroutines (it
+// is immutable): each gets the fingerprints a single Hasher computes alone.
+// Run under -race.
+func TestIDFShared(t *testing.T) {
+	texts, _ := articleTexts(t)
+	texts = texts[:200]
+	idf := articlesIDF(t, shingle.Prose, texts)
+	want := make([]uint64, len(texts))
+	h := NewHasher(idf)
+	sh := shingle.MustNew(shingle.Prose)
+	for i, tx := range texts {
+		want[i] = h.FingerprintText(sh, tx)
+	}
+	const workers = 4
+	got := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			h := NewHasher(idf)
+			sh := shingle.MustNew(shingle.Prose)
+			for i := range texts {
+				tx := texts[(i+w*37)%len(texts)]
+				got[w] = append(got[w], h.FingerprintText(sh, tx))
+			}
+		})
+	}
+	wg.Wait()
+	for w := range workers {
+		for i := range texts {
+			if g, x := got[w][i], want[(i+w*37)%len(texts)]; g != x {
+				t.Fatalf("worker %d text %d: %#x; want %#x", w, i, g, x)
+			}
+		}
 	}
 }

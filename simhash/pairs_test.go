@@ -196,8 +196,8 @@ func TestPairsThroughExtsort(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				if limit == 1024 && s.Runs() < 10 {
-					t.Fatalf("%s: %d runs spilled; want many", name, s.Runs())
+				if limit == 1024 && s.Runs() < 5 {
+					t.Fatalf("%s: %d runs spilled; want several", name, s.Runs())
 				}
 				if limit > 1024 && s.Runs() != 0 {
 					t.Fatalf("%s: %d runs spilled; want none", name, s.Runs())
