@@ -389,8 +389,9 @@ func weightOf(df uint32, docs uint64) uint16 {
 // as df grows, the least of a feature's counters gives the greatest of its
 // weights, and IDF stores weights per counter and takes the maximum.
 //
-// An IDF is immutable and safe for concurrent use. Fingerprints made with
-// it are deterministic functions of the features and the table.
+// The zero value is not usable; get an IDF from DFTable.IDF. An IDF is
+// immutable and safe for concurrent use. Fingerprints made with it are
+// deterministic functions of the features and the table.
 type IDF struct {
 	rows, logWidth int
 	w              []uint16 // per counter, as DFTable.counts

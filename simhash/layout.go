@@ -91,7 +91,8 @@ func firstTables(nb int, sets []uint32) []uint16 {
 // Grouper then turns the sorted stream into candidate pairs, each checked
 // with one popcount against the fingerprints the caller keeps.
 //
-// A Layout is immutable after NewLayout and safe for concurrent use; its
+// The zero value is not usable; call NewLayout. A Layout is immutable and
+// safe for concurrent use; its
 // entries are deterministic functions of the options, fingerprint, document
 // and docBits. Entries are comparable only between Layouts of equal Options
 // and equal docBits.
