@@ -8,6 +8,10 @@
 // a similarity distribution (Input.Background, Input.Duplicates); with one
 // (Input.Sample, from MeasureSample) it uses the measured distribution of pair
 // similarities instead. Results are deterministic.
+//
+// For SimHash, MakeSimHash chooses the Hamming distance k and the block
+// layout from a sample (MeasureSimHash): the relation between Hamming
+// distance and Jaccard similarity is measured there, not modelled.
 package plan
 
 import (

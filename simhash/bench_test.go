@@ -3,7 +3,10 @@ package simhash
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
+
+	"github.com/neardup/neardup/shingle"
 )
 
 var sinkU64 uint64
@@ -156,4 +159,112 @@ func BenchmarkIndexInsert(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkFingerprintText measures text → fingerprint (normalisation on)
+// over the bundled articles, in bytes of text per second, beside
+// minhash's BenchmarkSignText (same corpus, same specs): TF weighting, and
+// TF-IDF with the articles' own document frequencies (default DF table:
+// 2 rows × 2^20 counters).
+func BenchmarkFingerprintText(b *testing.B) {
+	texts, total := articleTexts(b)
+	for _, s := range []struct {
+		name string
+		spec shingle.Spec
+	}{
+		{"char5", shingle.Spec{Unit: shingle.Char, N: 5, NFKC: true, CaseFold: true, FoldPunct: true, FoldSpace: true}},
+		{"word5", shingle.Prose},
+	} {
+		idf := articlesIDF(b, s.spec, texts)
+		for _, w := range []struct {
+			name string
+			h    *Hasher
+		}{{"tf", &Hasher{}}, {"tfidf", NewHasher(idf)}} {
+			b.Run(s.name+"/"+w.name, func(b *testing.B) {
+				sh := shingle.MustNew(s.spec)
+				b.SetBytes(total)
+				b.ReportAllocs()
+				c0 := cpuTime()
+				for b.Loop() {
+					for _, t := range texts {
+						sinkU64 = w.h.FingerprintText(sh, t)
+					}
+				}
+				reportCPU(b, total, cpuTime()-c0)
+			})
+		}
+		b.Run(s.name+"/df-pass", func(b *testing.B) {
+			sh := shingle.MustNew(s.spec)
+			df, _ := NewDFTable(DFOptions{})
+			b.SetBytes(total)
+			b.ReportAllocs()
+			c0 := cpuTime()
+			for b.Loop() {
+				for _, t := range texts {
+					df.AddText(sh, t)
+				}
+			}
+			reportCPU(b, total, cpuTime()-c0)
+		})
+	}
+}
+
+// BenchmarkLayoutPairs measures the batch candidate step in memory on random
+// fingerprints: entries, radix sort, grouping with the Hamming filter. It
+// reports the time per entry and the comparisons per entry, which is what
+// plan's cost model weighs (an entry against a comparison).
+func BenchmarkLayoutPairs(b *testing.B) {
+	const n = 1 << 20
+	r := rand.New(rand.NewPCG(51, 52))
+	fps := randFeatures(r, n)
+	for _, o := range []Options{{}, {MaxDistance: 3, Blocks: 5}, {MaxDistance: 3, Blocks: 6}, {MaxDistance: 6, Blocks: 8}} {
+		l, err := NewLayout(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("n=1M/K=%d/B=%d", l.MaxDistance(), l.Blocks()), func(b *testing.B) {
+			entries := int64(n * l.Tables())
+			b.SetBytes(8 * entries)
+			var m PairMetrics
+			var dst []uint64
+			for b.Loop() {
+				dst, m, err = l.Pairs(dst[:0], fps, l.MaxDistance(), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(entries), "ns/entry")
+			b.ReportMetric(m.ComparisonsPerEntry(), "comparisons/entry")
+		})
+	}
+}
+
+// BenchmarkGrouperCompare measures the grouping step alone on sorted
+// entries whose buckets are large (8-bit keys: about 4096 documents a bucket
+// at n = 1M), so that its time is nearly all bucket comparisons.
+func BenchmarkGrouperCompare(b *testing.B) {
+	const n = 1 << 20
+	r := rand.New(rand.NewPCG(53, 54))
+	fps := randFeatures(r, n)
+	l, err := NewLayout(Options{MaxDistance: 7, Blocks: 8}) // 8 tables of 8-bit keys
+	if err != nil {
+		b.Fatal(err)
+	}
+	var es []uint64
+	for i, fp := range fps {
+		es = l.AppendEntries(es, fp, uint32(i), 20)
+	}
+	slices.Sort(es)
+	es = es[:len(es)/8] // the first table
+	g, err := l.NewGrouper(fps, 20, 3, &PairOptions{Cap: NoCap})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []uint64
+	for b.Loop() {
+		dst, _ = g.Append(dst[:0], es)
+		dst = g.Flush(dst)
+	}
+	m := g.Metrics()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(m.Comparisons), "ns/comparison")
 }

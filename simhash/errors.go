@@ -18,4 +18,19 @@ var (
 	// ErrQueryDistance: a query distance was negative or larger than the
 	// index's MaxDistance.
 	ErrQueryDistance = errors.New("simhash: query distance out of range")
+
+	// ErrInvalidArgument: an argument other than an Options field is out of
+	// range (document bits, the number of fingerprints).
+	ErrInvalidArgument = errors.New("simhash: invalid argument")
+
+	// ErrUnsorted: a Grouper got an entry below its predecessor.
+	ErrUnsorted = errors.New("simhash: entries not sorted ascending")
+
+	// ErrDocument: a Grouper got an entry naming a document it has no
+	// fingerprint for.
+	ErrDocument = errors.New("simhash: entry names a document without a fingerprint")
+
+	// ErrDFTable: an encoded document-frequency table is malformed,
+	// truncated or corrupt, or two tables to merge differ in layout.
+	ErrDFTable = errors.New("simhash: invalid document-frequency table")
 )

@@ -88,48 +88,14 @@ func NewIndex(opts Options) (*Index, error) {
 	k, nb := opts.k(), opts.Blocks
 
 	ix := &Index{k: k, dead: make(map[Entry]struct{})}
-	off := 0
-	for j := range nb {
-		size := 64 / nb
-		if j < 64%nb {
-			size++
-		}
-		ix.blocks = append(ix.blocks, block{off: off, size: size, mask: blockMask(off, size)})
-		off += size
-	}
-
-	// One table per (nb−k)-subset of blocks, in lexicographic order, so table
-	// 0 (blocks 0..nb−k−1 leading, the rest after in order) is the identity.
-	var sets []uint32
-	var walk func(start, left int, set uint32)
-	walk = func(start, left int, set uint32) {
-		if left == 0 {
-			sets = append(sets, set)
-			return
-		}
-		for j := start; j <= nb-left; j++ {
-			walk(j+1, left-1, set|1<<j)
-		}
-	}
-	walk(0, nb-k, 0)
+	ix.blocks = newBlocks(nb)
+	sets := blockSets(nb, k)
 	for _, s := range sets {
 		t := newTable(ix.blocks, s)
 		t.buildDir()
 		ix.tables = append(ix.tables, t)
 	}
-
-	ix.first = make([]uint16, 1<<nb)
-	for z := range ix.first {
-		ix.first[z] = noTable
-	}
-	for ti, s := range sets {
-		ix.first[s] = uint16(ti)
-	}
-	for z := range ix.first {
-		for rest := uint32(z); rest != 0; rest &= rest - 1 {
-			ix.first[z] = min(ix.first[z], ix.first[uint32(z)&^(rest&-rest)])
-		}
-	}
+	ix.first = firstTables(nb, sets)
 	return ix, nil
 }
 
