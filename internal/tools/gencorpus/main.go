@@ -27,7 +27,7 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/bytesize"
 )
 
 func main() {
@@ -61,7 +61,7 @@ func run(src, out string, docs int, size string, dup, maxEdit float64, meanSent 
 	}
 	var limit int64
 	if size != "" {
-		if limit, err = dedup.ParseBytes(size); err != nil {
+		if limit, err = bytesize.Parse(size); err != nil {
 			return err
 		}
 	}
