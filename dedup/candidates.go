@@ -10,7 +10,7 @@ import (
 	"os"
 
 	"github.com/neardup/neardup/internal/extsort"
-	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -27,7 +27,7 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer it.Close()
 
-	g, err := lsh.NewGrouper(jobspec.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap})
+	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap})
 	if err != nil {
 		return err
 	}

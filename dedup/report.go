@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -47,7 +48,7 @@ func (r *run) finish() {
 
 // largeBucket is the report's entry for a bucket of the run's entries.
 func (r *run) largeBucket(b lsh.Bucket) LargeBucket {
-	return jobspec.NewLargeBucket(b.Size, r.docs.id(b.First), jobspec.EntryBucket(b.Key))
+	return jobspec.NewLargeBucket(b.Size, r.docs.id(b.First), sketch.EntryBucket(b.Key))
 }
 
 // writeReport writes report.json.

@@ -14,6 +14,7 @@ import (
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
@@ -25,7 +26,7 @@ const Tool = "neardup dedup"
 type run struct {
 	opts   *Options
 	job    jobspec.Job
-	sketch jobspec.Sketch
+	sketch sketch.Sketch
 	inputs []string
 	tmp    string
 	bar    *progress.Bar
@@ -75,7 +76,7 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
 	}
-	sketch, err := job.Sketch.New()
+	sk, err := job.Sketch.New()
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, job: job, sketch: sketch, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, sketch: sk, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
-	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // Document states.
@@ -32,10 +32,10 @@ type signed struct {
 }
 
 // signer is one worker's state. Documents are numbered by their input
-// position in band-key entries (jobspec.PackEntry), so a run takes up to
-// 2^jobspec.EntryDocBits documents.
+// position in band-key entries (sketch.PackEntry), so a run takes up to
+// 2^sketch.EntryDocBits documents.
 type signer struct {
-	sk      jobspec.Sketcher
+	sk      sketch.Sketcher
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -82,7 +82,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
 	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-	out.entries = jobspec.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
 	return nil
 }
 

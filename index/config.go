@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -153,9 +153,9 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 			c.BucketCap = DefaultBucketCap
 		}
 		if c.Bands == (lsh.Params{}) {
-			b, err := lsh.ForRecall(c.Threshold, c.Params.K, recall)
+			b, err := sketch.Banding(0, 0, 0, c.Threshold, c.Params.K, recall)
 			if err != nil {
-				return c, fmt.Errorf("%w: choosing bands: %w", ErrInvalidOptions, err)
+				return c, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 			}
 			c.Bands = b
 		}
@@ -196,26 +196,22 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 }
 
 // Signer turns texts into signatures under a Config: the batch job's
-// sign-and-band of one document (internal/jobspec's Sketcher: the
+// sign-and-band of one document (internal/sketch's Sketcher: the
 // shingle.Shingler and fused minhash.Hasher), nothing more. It does not
 // allocate per text once warm. A Signer is not safe for concurrent use; make
 // one per goroutine. Its output is deterministic.
 type Signer struct {
-	sk jobspec.Sketcher
+	sk sketch.Sketcher
 }
 
-// sketch returns the job description of c's sketch.
-func (c *Config) sketch() jobspec.SketchConfig {
-	return jobspec.SketchConfig{Spec: c.Spec, Params: c.Params, Bands: c.Bands}
+// sketchConfig returns c's sketch.
+func (c *Config) sketchConfig() sketch.Config {
+	return sketch.Config{Spec: c.Spec, Params: c.Params, Bands: c.Bands}
 }
 
 // NewSigner returns a Signer for c.
 func (c Config) NewSigner() (*Signer, error) {
-	sketch, err := c.sketch().New()
-	if err != nil {
-		return nil, err
-	}
-	sk, err := sketch.NewSketcher()
+	sk, err := c.sketchConfig().NewSketcher()
 	if err != nil {
 		return nil, err
 	}
@@ -234,18 +230,18 @@ func (s *Signer) Sign(dst minhash.Signature, text []byte) (sig minhash.Signature
 func (s *Signer) Metrics() minhash.Metrics { return s.sk.Metrics() }
 
 // The index stores bucket keys of bucketKeyBytes: they must be the job's
-// bucket keys (jobspec.BucketKeyBits wide), or the index and neardup dedup
+// bucket keys (sketch.BucketKeyBits wide), or the index and neardup dedup
 // would bucket differently. Both arrays have length 0 only when they agree.
 var (
-	_ [8*bucketKeyBytes - jobspec.BucketKeyBits]struct{}
-	_ [jobspec.BucketKeyBits - 8*bucketKeyBytes]struct{}
+	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
+	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
 )
 
 // keysOf appends the bucket keys of sig under c to dst: the batch job's
-// banding (jobspec.SketchConfig.AppendBucketKeys). slots and keys are
+// banding (sketch.Config.AppendBucketKeys). slots and keys are
 // scratch, returned grown.
 func (c *Config) keysOf(dst []uint32, slots, keys []uint64, sig minhash.Signature) ([]uint32, []uint64, []uint64) {
-	sk := c.sketch()
+	sk := c.sketchConfig()
 	keys, slots = sk.AppendBucketKeys(keys[:0], slots, sig)
 	for _, k := range keys {
 		dst = append(dst, uint32(k))

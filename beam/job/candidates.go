@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -14,7 +15,7 @@ import (
 // every other member of a bucket over the cap was linked to.
 type LargeBucket struct {
 	Size  int    // distinct documents in the bucket
-	Key   uint64 // the bucket key in place (an lsh.Bucket.Key: jobspec.EntryBucket gives the key)
+	Key   uint64 // the bucket key in place (an lsh.Bucket.Key: sketch.EntryBucket gives the key)
 	First uint64 // ord of the lowest member
 }
 
@@ -74,16 +75,16 @@ const (
 // bucketKeyBytes is the width of a bucket key in a batch.
 const bucketKeyBytes = 4
 
-// Bucket keys travel as uint32: they must be jobspec's keys, no wider. Both
+// Bucket keys travel as uint32: they must be the sketch's bucket keys, no wider. Both
 // arrays have length 0 only when the widths agree.
 var (
-	_ [8*bucketKeyBytes - jobspec.BucketKeyBits]struct{}
-	_ [jobspec.BucketKeyBits - 8*bucketKeyBytes]struct{}
+	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
+	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
 )
 
 // partitionOf returns the partition of a bucket key among 1<<bits.
 func partitionOf(key32 uint32, bits uint) int {
-	return int(uint64(key32) >> (jobspec.BucketKeyBits - bits))
+	return int(uint64(key32) >> (sketch.BucketKeyBits - bits))
 }
 
 // batcher collects a split's entries into per-partition batches.
@@ -128,7 +129,7 @@ func (b *batcher) flush() {
 
 // bucketFn turns one partition of band-key entries into candidate pairs.
 // Its documents are numbered 0…n−1 in document order, and the entries
-// jobspec.PackEntry(key, number) sorted and streamed through an lsh.Grouper:
+// sketch.PackEntry(key, number) sorted and streamed through an lsh.Grouper:
 // as in dedup, every bucket (documents sharing a bucket key) of at
 // most Cap documents yields all its pairs, a larger one links every member to
 // its lowest. The numbering keeps document order, so the rules apply
@@ -163,17 +164,17 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	}
 	f.uniq = append(f.uniq[:0], f.ords...)
 	f.uniq, f.scratch = lsh.SortUnique(f.uniq, f.scratch)
-	if len(f.uniq) > 1<<jobspec.EntryDocBits {
-		return fmt.Errorf("partition %d holds more than 2^%d documents: use more partitions", part, jobspec.EntryDocBits)
+	if len(f.uniq) > 1<<sketch.EntryDocBits {
+		return fmt.Errorf("partition %d holds more than 2^%d documents: use more partitions", part, sketch.EntryDocBits)
 	}
 	f.entries = f.entries[:0]
 	for i, k := range f.keys {
 		n, _ := slices.BinarySearch(f.uniq, f.ords[i])
-		f.entries = append(f.entries, jobspec.PackEntry(uint64(k), uint32(n)))
+		f.entries = append(f.entries, sketch.PackEntry(uint64(k), uint32(n)))
 	}
-	f.scratch = lsh.SortEntries(f.entries, f.scratch, jobspec.EntryDocBits)
+	f.scratch = lsh.SortEntries(f.entries, f.scratch, sketch.EntryDocBits)
 
-	g, err := lsh.NewGrouper(jobspec.EntryDocBits, &lsh.CandidateOptions{Cap: f.Cap})
+	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: f.Cap})
 	if err != nil {
 		return err
 	}

@@ -68,9 +68,6 @@ func (c *CorpusConfig) options() *corpus.Options {
 		MaxRecordBytes: c.MaxRecordBytes, BatchBytes: c.BatchBytes, SkipBad: c.SkipBad}
 }
 
-// sketch returns the job's sketch.
-func (c *Config) sketch() (jobspec.Sketch, error) { return c.Job.Sketch.New() }
-
 // shardName returns the name of output shard i of n for a base name such as
 // "kept.jsonl": the name itself under SingleFile, else "kept-00003-of-00010.jsonl".
 func (c *Config) shardName(base string, i, n int) string {

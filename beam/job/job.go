@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/beam/cc"
 	"github.com/neardup/neardup/beam/internal/files"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
@@ -354,7 +355,7 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 				id = f.ID
 			}
 		}
-		return jobspec.NewLargeBucket(lb.Size, id, jobspec.EntryBucket(lb.Key))
+		return jobspec.NewLargeBucket(lb.Size, id, sketch.EntryBucket(lb.Key))
 	}
 	for _, lb := range b.Largest {
 		rep.Buckets.Largest = append(rep.Buckets.Largest, large(lb))

@@ -7,7 +7,7 @@ import (
 	"io"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -61,21 +61,23 @@ func eachRecord(ctx context.Context, c *Config, i int, fn func(rec *corpus.Recor
 // sketcher signs texts with the job's sketch (the sign-and-band of
 // neardup dedup, internal/jobspec), keeping the last signature.
 type sketcher struct {
-	jobspec.Sketcher
+	sketch.Sketcher
 	sig  []uint64
 	keys []uint64
 }
 
-func newSketcher(c *Config) (*sketcher, error) {
-	sk, err := c.sketch()
+// newReading returns what reading and signing documents of c takes, for one
+// goroutine: a corpus parser and a sketcher.
+func newReading(c *Config) (*corpus.Parser, *sketcher, error) {
+	parser, err := corpus.NewParser(c.Corpus.options())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	k, err := sk.NewSketcher()
+	k, err := c.Job.Sketch.NewSketcher()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &sketcher{Sketcher: k}, nil
+	return parser, &sketcher{Sketcher: k}, nil
 }
 
 // sign signs text; it returns false for an empty document (no features).
@@ -86,7 +88,7 @@ func (k *sketcher) sign(text []byte) bool {
 }
 
 // bucketKeys returns the bucket keys of the signature just made
-// (jobspec.BucketKeyBits wide: they shuffle in 5 bytes rather than 10, as
+// (sketch.BucketKeyBits wide: they shuffle in 5 bytes rather than 10, as
 // Beam writes integers as varints).
 func (k *sketcher) bucketKeys() []uint64 {
 	k.keys = k.AppendBucketKeys(k.keys[:0], k.sig)
@@ -100,11 +102,7 @@ type signFn struct{ C Config }
 // ProcessElement reads and signs split sp, emits its documents' band-key
 // entries in per-partition batches and then the split's statistics.
 func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
-	parser, err := corpus.NewParser(f.C.Corpus.options())
-	if err != nil {
-		return err
-	}
-	k, err := newSketcher(&f.C)
+	parser, k, err := newReading(&f.C)
 	if err != nil {
 		return err
 	}

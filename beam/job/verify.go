@@ -103,11 +103,7 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 		n++
 	}
 	need = need[:n]
-	parser, err := corpus.NewParser(f.C.Corpus.options())
-	if err != nil {
-		return err
-	}
-	k, err := newSketcher(&f.C)
+	parser, k, err := newReading(&f.C)
 	if err != nil {
 		return err
 	}
@@ -186,7 +182,7 @@ type verifyFn struct {
 
 // Setup builds the job's verifier.
 func (f *verifyFn) Setup() error {
-	sk, err := f.C.sketch()
+	sk, err := f.C.Job.Sketch.New()
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/internal/indexload"
-	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // indexFlags say which index to open (Pebble in --data, or Redis) and, for a
@@ -77,7 +77,7 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 		if t == 0 {
 			t = index.DefaultThreshold
 		}
-		if o.Bands, err = jobspec.Banding(f.bands, f.rows, f.probe, t, params.K, f.recall); err != nil {
+		if o.Bands, err = sketch.Banding(f.bands, f.rows, f.probe, t, params.K, f.recall); err != nil {
 			return o, usageError{err}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/radix"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/shingle"
 )
 
@@ -18,7 +19,7 @@ import (
 // Options.Job; a Job is a value, safe to copy and to share.
 type Job struct {
 	// Sketch chooses and parameterises the sketch.
-	Sketch SketchConfig
+	Sketch sketch.Config
 	// Threshold is the Jaccard similarity of a near duplicate.
 	Threshold float64
 	// Recall is the recall target the bands were chosen for (reported even
@@ -50,7 +51,7 @@ func (o *Options) Job() (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	return Job{Sketch: SketchConfig{Spec: c.Spec, Params: c.Params, Bands: bands}, Threshold: c.Threshold, Recall: c.Recall,
+	return Job{Sketch: sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands}, Threshold: c.Threshold, Recall: c.Recall,
 		BucketCap: c.BucketCap, Verify: c.Verify, Cluster: c.Cluster, Keep: c.Keep}, nil
 }
 
@@ -89,7 +90,7 @@ func (v Verdict) Sim() float64 {
 // sets under VerifyExact, and the threshold unless VerifyNone. Not safe for
 // concurrent use; deterministic.
 type Verifier struct {
-	sketch    Sketch
+	sketch    sketch.Sketch
 	mode      Verify
 	threshold float64
 	sh        *shingle.Shingler // under VerifyExact
@@ -97,9 +98,9 @@ type Verifier struct {
 }
 
 // NewVerifier returns a Verifier of j's pairs, whose signatures are of
-// sketch (j.Sketch.New()).
-func (j *Job) NewVerifier(sketch Sketch) (*Verifier, error) {
-	v := &Verifier{sketch: sketch, mode: j.Verify, threshold: j.Threshold}
+// sketch sk (j.Sketch.New()).
+func (j *Job) NewVerifier(sk sketch.Sketch) (*Verifier, error) {
+	v := &Verifier{sketch: sk, mode: j.Verify, threshold: j.Threshold}
 	if j.Verify == VerifyExact {
 		var err error
 		if v.sh, err = shingle.New(j.Sketch.Spec); err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -286,43 +287,21 @@ func CheckMemory(m int64) error {
 	return nil
 }
 
-// checkBanding reports whether b is a usable banding of k-slot signatures.
+// checkBanding reports whether b is a usable banding of k-slot signatures
+// (sketch.CheckBanding; errors wrap ErrInvalidOptions too).
 func checkBanding(b lsh.Params, k int) error {
-	if err := b.Validate(); err != nil {
-		return err
-	}
-	if b.Slots() > k {
-		return fmt.Errorf("%w: bands %s need %d slots, signatures have %d", ErrInvalidOptions, b, b.Slots(), k)
+	if err := sketch.CheckBanding(b, k); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return nil
 }
 
-// Banding is the one rule from bands, rows and probe to a banding, for every
-// command that takes them (neardup dedup, neardup-beam, neardup index):
-// bands × rows when both are set (> 0), else the most precise banding of k
-// slots that reaches recall at threshold (lsh.ForRecall); probe, the rows
-// in which a band may differ and still match, is added either way. Bands and
-// rows go together; none of the three may be negative. Errors wrap
-// ErrInvalidOptions or lsh's sentinels and name the values.
+// Banding is sketch.Banding, the one rule from bands, rows and probe to a
+// banding, with errors that also wrap ErrInvalidOptions.
 func Banding(bands, rows, probe int, threshold float64, k int, recall float64) (lsh.Params, error) {
-	switch {
-	case bands < 0 || rows < 0 || probe < 0:
-		return lsh.Params{}, fmt.Errorf("%w: bands %d, rows %d, probe %d; none may be negative", ErrInvalidOptions, bands, rows, probe)
-	case (bands > 0) != (rows > 0):
-		return lsh.Params{}, fmt.Errorf("%w: bands %d and rows %d go together (both 0: chosen from the threshold and recall)", ErrInvalidOptions, bands, rows)
-	}
-	var b lsh.Params
-	if bands > 0 {
-		b = lsh.Params{Bands: bands, Rows: rows}
-	} else {
-		var err error
-		if b, err = lsh.ForRecall(threshold, k, recall); err != nil {
-			return b, fmt.Errorf("%w: choosing bands: %w", ErrInvalidOptions, err)
-		}
-	}
-	b.Probe = probe
-	if err := checkBanding(b, k); err != nil {
-		return lsh.Params{}, err
+	b, err := sketch.Banding(bands, rows, probe, threshold, k, recall)
+	if err != nil {
+		return b, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 	}
 	return b, nil
 }

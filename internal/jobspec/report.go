@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
@@ -148,14 +149,14 @@ func (b *BucketReport) SetCounts(m lsh.CandidateMetrics) {
 type LargeBucket struct {
 	Size  int    `json:"size"`  // distinct documents in the bucket
 	First string `json:"first"` // id of the lowest-index member
-	Key   string `json:"key"`   // bucket key, as FormatBucketKey renders it: 16 hex digits
+	Key   string `json:"key"`   // bucket key, as sketch.FormatBucketKey renders it: 16 hex digits
 }
 
 // NewLargeBucket returns the report's entry for a bucket of size documents
-// keyed bucket (a bucket key, EntryBucket of an lsh.Bucket.Key) whose first
+// keyed bucket (a bucket key, sketch.EntryBucket of an lsh.Bucket.Key) whose first
 // member's id is first.
 func NewLargeBucket(size int, first []byte, bucket uint64) LargeBucket {
-	return LargeBucket{Size: size, First: string(first), Key: FormatBucketKey(bucket)}
+	return LargeBucket{Size: size, First: string(first), Key: sketch.FormatBucketKey(bucket)}
 }
 
 // HistogramBins is the number of bins of Report.PairSim, each 1/HistogramBins
@@ -274,7 +275,7 @@ type TopBuckets struct {
 
 // Add adds the next sorted entries.
 func (t *TopBuckets) Add(entries []uint64) {
-	const keyMask = ^uint64(1<<EntryDocBits - 1)
+	const keyMask = ^uint64(1<<sketch.EntryDocBits - 1)
 	for _, e := range entries {
 		switch {
 		case t.started && e == t.last:
@@ -284,7 +285,7 @@ func (t *TopBuckets) Add(entries []uint64) {
 			if t.cur.Size > 1 { // most buckets hold one document
 				t.close()
 			}
-			t.cur, t.started = lsh.Bucket{Key: e & keyMask, Size: 1, First: EntryDoc(e)}, true
+			t.cur, t.started = lsh.Bucket{Key: e & keyMask, Size: 1, First: sketch.EntryDoc(e)}, true
 		}
 		t.last = e
 	}
@@ -292,7 +293,7 @@ func (t *TopBuckets) Add(entries []uint64) {
 
 // Buckets closes the last bucket and returns the largest shared buckets, by
 // size descending, then key ascending (lsh.Bucket.Key is the entry key: the
-// bucket key in place, EntryBucket gives it). The slice is t's.
+// bucket key in place, sketch.EntryBucket gives it). The slice is t's.
 func (t *TopBuckets) Buckets() []lsh.Bucket {
 	t.close()
 	return t.top

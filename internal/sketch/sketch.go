@@ -1,12 +1,50 @@
-package jobspec
+// Package sketch is how neardup turns a document into what finds its near
+// duplicates: a fixed-size signature, the bucket keys under which it meets
+// its candidates, and the similarity estimate of two signatures. Every
+// driver (dedup, neardup-beam, the online index) signs, bands and estimates
+// through it, so that they find the same candidates; it is also the one
+// place that says how wide a bucket key is. It is not the deduplication job
+// (internal/jobspec holds that), and it reads no corpus.
+//
+// # The sketch seam
+//
+// Drivers use only Sketch and Sketcher, made by Config.New, the one switch
+// between sketches. MinHash (shingle features, minhash signatures, lsh band
+// keys) is the only sketch today. A second one, SimHash say, implements:
+//
+//   - Sketcher.Sign: the text's features hashed into one 64-bit
+//     fingerprint (Sketch.Words() = 1), and whether the text had none;
+//   - Sketch.AppendBucketKeys: one key per permutation table, the
+//     fingerprint's permuted block prefix mixed with the table number and cut
+//     to BucketKeyBits;
+//   - Sketch.Similarity: the estimate from the Hamming distance of two
+//     fingerprints (1 − d/64, mapped to the Jaccard scale the threshold is
+//     on);
+//   - Sketcher.Metrics: signatures and features (no bins);
+//
+// and adds to Config the field that selects it with its parameters and a
+// case in New and Config.AppendBucketKeys; the job adds its flag
+// (internal/jobflags) and its lines in report.json (jobspec.NewReport). The
+// drivers do not change: they store Words() words a document, group by
+// bucket keys, and verify through the Sketch.
+//
+// Everything here is deterministic; Sketch and Config values are safe to
+// share, a Sketcher belongs to one goroutine.
+package sketch
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
 )
+
+// ErrInvalidConfig reports a Config that cannot make a sketch; check with
+// errors.Is (the failing package's sentinel, shingle's, minhash's or lsh's,
+// is wrapped instead when it has one).
+var ErrInvalidConfig = errors.New("sketch: invalid config")
 
 // Bucket keys and band-key entries. A bucket key is what documents must share
 // to become candidates; every driver groups by the same key, so that their
@@ -63,12 +101,8 @@ func FormatBucketKey(bucket uint64) string { return fmt.Sprintf("%016x", bucket<
 // seam a second sketch plugs into: the drivers (dedup, neardup-beam, the
 // index's signer) sign, band and estimate only through it and Sketcher, and
 // never name minhash or lsh for it. A Sketch is immutable and safe for
-// concurrent use; its results are deterministic.
-//
-// A second sketch, SimHash say (one 64-bit fingerprint per document, bucket
-// keys from permuted block prefixes, an estimate from the Hamming
-// distance), implements these four methods and Sketcher, and gets a case in
-// SketchConfig.New; see the package doc.
+// concurrent use; its results are deterministic. A second sketch implements
+// it and Sketcher (see the package doc).
 type Sketch interface {
 	// Words is the length of every signature, in uint64 words.
 	Words() int
@@ -99,10 +133,10 @@ type Sketcher interface {
 	Metrics() minhash.Metrics
 }
 
-// SketchConfig is the part of a job that chooses and parameterises its
-// sketch, as plain data (it round-trips through encoding/json, a keyed Spec's
-// key included, so a distributed driver can ship it to its workers).
-type SketchConfig struct {
+// Config chooses and parameterises a sketch, as plain data (it round-trips
+// through encoding/json, a keyed Spec's key included, so a distributed
+// driver can ship it to its workers).
+type Config struct {
 	Spec   shingle.Spec   // how texts become features
 	Params minhash.Params // the signatures, defaults filled in
 	Bands  lsh.Params     // the LSH banding that makes bucket keys
@@ -110,16 +144,16 @@ type SketchConfig struct {
 
 // New returns the sketch c describes. It is the one switch between sketches:
 // today MinHash (shingle features, minhash signatures, lsh band keys); a
-// second sketch adds a field to SketchConfig that selects it and a case
-// here (and in AppendBucketKeys).
-func (c SketchConfig) New() (Sketch, error) {
+// second sketch adds a field to Config that selects it and a case here (and
+// in AppendBucketKeys).
+func (c Config) New() (Sketch, error) {
 	if err := c.Spec.Validate(); err != nil {
 		return nil, err
 	}
 	if err := c.Params.Validate(); err != nil {
 		return nil, err
 	}
-	if err := checkBanding(c.Bands, c.Params.K); err != nil {
+	if err := CheckBanding(c.Bands, c.Params.K); err != nil {
 		return nil, err
 	}
 	return &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}, nil
@@ -130,8 +164,62 @@ func (c SketchConfig) New() (Sketch, error) {
 // it is sent): it appends the bucket keys of sig to dst, with scratch as
 // working memory, and allocates nothing once scratch is large enough. c must
 // be valid (New returns no error).
-func (c *SketchConfig) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+func (c *Config) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
 	return minHashBucketKeys(c.Params, c.Bands, dst, scratch, sig)
+}
+
+// NewSketcher returns a Sketcher of the sketch c describes, for one
+// goroutine: c.New() and its NewSketcher.
+func (c Config) NewSketcher() (Sketcher, error) {
+	s, err := c.New()
+	if err != nil {
+		return nil, err
+	}
+	return s.NewSketcher()
+}
+
+// Banding is the one rule from bands, rows and probe to the banding of
+// k-slot signatures, for every command that takes them (neardup dedup,
+// neardup-beam, neardup index) and for the defaults of Options and index:
+// bands × rows when both are set (> 0), else the most precise banding of k
+// slots that reaches recall at threshold (lsh.ForRecall); probe, the rows
+// in which a band may differ and still match, is added either way. Bands and
+// rows go together; none of the three may be negative. Errors wrap
+// ErrInvalidConfig or lsh's sentinels and name the values.
+func Banding(bands, rows, probe int, threshold float64, k int, recall float64) (lsh.Params, error) {
+	switch {
+	case bands < 0 || rows < 0 || probe < 0:
+		return lsh.Params{}, fmt.Errorf("%w: bands %d, rows %d, probe %d; none may be negative", ErrInvalidConfig, bands, rows, probe)
+	case (bands > 0) != (rows > 0):
+		return lsh.Params{}, fmt.Errorf("%w: bands %d and rows %d go together (both 0: chosen from the threshold and recall)", ErrInvalidConfig, bands, rows)
+	}
+	var b lsh.Params
+	if bands > 0 {
+		b = lsh.Params{Bands: bands, Rows: rows}
+	} else {
+		var err error
+		if b, err = lsh.ForRecall(threshold, k, recall); err != nil {
+			return b, fmt.Errorf("%w: choosing bands: %w", ErrInvalidConfig, err)
+		}
+	}
+	b.Probe = probe
+	if err := CheckBanding(b, k); err != nil {
+		return lsh.Params{}, err
+	}
+	return b, nil
+}
+
+// CheckBanding reports whether b is a usable banding of k-slot signatures:
+// valid for lsh (errors wrap lsh's sentinel) and reading at most k slots
+// (errors wrap ErrInvalidConfig).
+func CheckBanding(b lsh.Params, k int) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	if b.Slots() > k {
+		return fmt.Errorf("%w: bands %s need %d slots, signatures have %d", ErrInvalidConfig, b, b.Slots(), k)
+	}
+	return nil
 }
 
 // minHashBucketKeys is MinHash's banding: the lsh band keys of the
