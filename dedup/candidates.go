@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -26,7 +27,7 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer it.Close()
 
-	g, err := lsh.NewGrouper(docBits, &lsh.CandidateOptions{Cap: r.opts.BucketCap})
+	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap})
 	if err != nil {
 		return err
 	}
@@ -35,7 +36,7 @@ func (r *run) candidates(ctx context.Context) error {
 	var pairs []uint64
 	flush := func() error {
 		var err error
-		r.top.add(chunk)
+		r.top.Add(chunk)
 		pairs, err = g.Append(pairs[:0], chunk)
 		if err != nil {
 			return err
@@ -64,7 +65,6 @@ func (r *run) candidates(ctx context.Context) error {
 	if err := sorter.Add(g.Flush(pairs[:0])...); err != nil {
 		return err
 	}
-	r.top.close()
 	r.buckets = g.Metrics()
 	r.rep.Spill.PairRuns = sorter.Runs()
 	r.rep.Spill.PairBytes = sorter.SpilledBytes()

@@ -13,8 +13,10 @@
 // report.json (Report) and report.html.
 //
 // The outputs depend only on the inputs and the options, never on the number
-// of workers or on whether the run spilled. The rules and formats of those
-// outputs are exported too (Options.Banding, NewPairRow, AppendClusterLine,
-// NewReport and others), so that another driver of the same stages, the
-// Apache Beam job in beam/, reproduces them byte for byte.
+// of workers or on whether the run spilled. Package dedup is only the
+// one-machine driver (reading files, spilling, the memory budget): the job it
+// runs (options, the sign-and-band of a document, verification, the output
+// formats and the report) is described in internal/jobspec, which the Apache
+// Beam job in beam/ runs too, so both write the same bytes; Options, Report
+// and the constants here are aliases of it.
 package dedup

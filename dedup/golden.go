@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/docid"
 )
 
 // readGolden reads Options.Golden, if set, before any work, so that a bad
@@ -34,23 +35,25 @@ func readGolden(o *Options) (*eval.PairFile, error) {
 // scoreGolden scores the verified pairs and the clusters against the truth:
 // pairs by id, recall by similarity band beside the run's S-curve, clusters
 // against the truth's connected components over the documents read (bad
-// records excluded).
+// records excluded). Ids are compared in the form they read back from the
+// outputs (docid.Canonical), as eval.ReadPairFile returns the truth's.
 func (r *run) scoreGolden(truth *eval.PairFile) *eval.Score {
+	id := func(d uint32) string { return docid.Canonical(string(r.docs.id(d))) }
 	pred := make([]eval.LabeledPair, len(r.edges))
 	for i, e := range r.edges {
-		pred[i] = eval.LabeledPair{A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), J: e.sim()}
+		pred[i] = eval.LabeledPair{A: id(e.a), B: id(e.b), J: e.Sim()}
 	}
 	pred = eval.SortPairs(pred)
-	s := &eval.Score{Truth: r.opts.Golden, Bands: r.bands.Bands, Rows: r.bands.Rows, Bits: r.opts.Params.Bits}
-	s.Pairs = eval.ScorePairs(truth.Pairs, pred, eval.ScoreOptions{Threshold: r.opts.Threshold, Curve: eval.SCurve(r.bands, r.opts.Params.Bits)})
+	s := &eval.Score{Truth: r.opts.Golden, Bands: r.job.Sketch.Bands.Bands, Rows: r.job.Sketch.Bands.Rows, Bits: r.job.Sketch.Params.Bits}
+	s.Pairs = eval.ScorePairs(truth.Pairs, pred, eval.ScoreOptions{Threshold: r.job.Threshold, Curve: eval.SCurve(r.job.Sketch.Bands, r.job.Sketch.Params.Bits)})
 	clusters := make([][]string, len(r.result.Clusters))
 	for i, c := range r.result.Clusters {
 		for _, m := range c.Members {
-			clusters[i] = append(clusters[i], string(r.docs.id(m)))
+			clusters[i] = append(clusters[i], id(m))
 		}
 	}
 	docs := r.rep.Counts.Documents - r.rep.Counts.Bad
-	cs := eval.ScoreClusters(truth.Pairs, r.opts.Threshold, clusters, docs)
+	cs := eval.ScoreClusters(truth.Pairs, r.job.Threshold, clusters, docs)
 	s.Clusters = &cs
 	return s
 }

@@ -15,9 +15,6 @@ import (
 	"github.com/neardup/neardup/internal/htmlreport"
 )
 
-// HTMLFile is the name of the visual report inside the output directory.
-const HTMLFile = "report.html"
-
 // Sample clusters shown in report.html, and how their texts are compared.
 const (
 	htmlSamples      = 4
@@ -53,15 +50,15 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 			row("empty / bad documents", group(c.Empty)+" / "+group(c.Bad)),
 			row("features / empty bin rate", group(rep.Signatures.Features)+" / "+strconv.FormatFloat(rep.Signatures.EmptyBinRate, 'f', 4, 64)),
 		},
-		Threshold:      r.opts.Threshold,
-		Bands:          r.bands.Bands,
-		Rows:           r.bands.Rows,
-		Curve:          eval.SCurve(r.bands, r.opts.Params.Bits),
+		Threshold:      r.job.Threshold,
+		Bands:          r.job.Sketch.Bands.Bands,
+		Rows:           r.job.Sketch.Bands.Rows,
+		Curve:          eval.SCurve(r.job.Sketch.Bands, r.job.Sketch.Params.Bits),
 		ExpectedRecall: rep.ExpectedRecall,
 		PairLower:      rep.PairSim.Lower,
 		PairEstimate:   rep.PairSim.Estimate,
 		PairExact:      rep.PairSim.Exact,
-		BucketCap:      r.opts.BucketCap,
+		BucketCap:      r.job.BucketCap,
 		WallSeconds:    rep.WallSeconds,
 		PeakRSSBytes:   rep.PeakRSSBytes,
 	}
@@ -86,7 +83,7 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 		top = b.Largest
 	}
 	for _, lb := range top {
-		d.Largest = append(d.Largest, htmlreport.Bucket{Size: lb.Size, First: lb.First, Key: lb.Key, Capped: lb.Size > r.opts.BucketCap})
+		d.Largest = append(d.Largest, htmlreport.Bucket{Size: lb.Size, First: lb.First, Key: lb.Key, Capped: lb.Size > r.job.BucketCap})
 	}
 	for _, t := range rep.Timings {
 		d.Timings = append(d.Timings, htmlreport.Timing{Stage: t.Stage, Seconds: t.Seconds})
@@ -167,7 +164,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		if ca < 0 || ca != r.result.ClusterOf(e.b) {
 			continue
 		}
-		if w := weakest[ca]; w < 0 || e.sim() < r.edges[w].sim() {
+		if w := weakest[ca]; w < 0 || e.Sim() < r.edges[w].Sim() {
 			weakest[ca] = k
 		}
 	}
@@ -189,7 +186,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		sx, sy := r.edges[weakest[x]].sim(), r.edges[weakest[y]].sim()
+		sx, sy := r.edges[weakest[x]].Sim(), r.edges[weakest[y]].Sim()
 		switch {
 		case sx < sy:
 			return -1
@@ -213,7 +210,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		e := r.edges[weakest[ci]]
 		out = append(out, htmlreport.Sample{
 			Cluster: ci, Size: len(cl[ci].Members), Kept: string(r.docs.id(cl[ci].Kept)),
-			A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), Similarity: e.sim(),
+			A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), Similarity: e.Sim(),
 			Comparison: htmlreport.Compare(string(want[int64(e.a)]), string(want[int64(e.b)]), htmlContextWords, htmlMaxWords),
 		})
 	}

@@ -2,45 +2,31 @@ package dedup
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // cluster groups the verified pairs.
 func (r *run) cluster(ctx context.Context) error {
 	edges := make([]cluster.Edge, len(r.edges))
 	for i, e := range r.edges {
-		edges[i] = cluster.Edge{A: e.a, B: e.b, Sim: e.sim()}
-	}
-	opts := &cluster.Options{Threshold: r.opts.Threshold, Keep: r.opts.Keep}
-	if r.opts.Verify == VerifyNone {
-		opts.Threshold = 0 // every candidate links
+		edges[i] = cluster.Edge{A: e.a, B: e.b, Sim: e.Sim()}
 	}
 	attrs := &cluster.Attrs{Lengths: r.docs.length, Values: r.docs.keep, Has: r.docs.hasKeep}
 	var err error
-	if r.opts.Cluster == Star {
-		r.result, err = cluster.Star(r.docs.len(), edges, attrs, opts)
+	if r.job.Cluster == Star {
+		r.result, err = cluster.Star(r.docs.len(), edges, attrs, r.job.ClusterOptions())
 	} else {
-		r.result, err = cluster.Components(r.docs.len(), edges, attrs, opts)
+		r.result, err = cluster.Components(r.docs.len(), edges, attrs, r.job.ClusterOptions())
 	}
 	return err
-}
-
-// sim is the similarity that decided the edge: exact when known.
-func (e edge) sim() float64 {
-	if e.exact >= 0 {
-		return e.exact
-	}
-	return e.est
 }
 
 // write writes pairs.tsv, clusters.jsonl and kept.jsonl.
@@ -54,81 +40,37 @@ func (r *run) write(ctx context.Context, outDir string) error {
 	return r.writeKept(ctx, filepath.Join(outDir, KeptFile))
 }
 
-// tsvField renders an id for a TSV column: as it is, or Go-quoted if it holds
-// a tab, a line break or a quote, so that every line has four fields.
-func tsvField(id []byte) string {
-	if bytes.ContainsAny(id, "\t\n\r\"") {
-		return strconv.Quote(string(id))
-	}
-	return string(id)
-}
-
-// FormatSim renders a similarity with six decimals, as the outputs do.
-func FormatSim(x float64) string { return strconv.FormatFloat(x, 'f', 6, 64) }
-
-// writePairs writes one verified pair a line, idA < idB (bytewise), sorted:
-// idA, idB, the signature estimate and the exact Jaccard ("-" if not computed).
+// writePairs writes one verified pair a line, sorted (jobspec.PairRow).
 func (r *run) writePairs(path string) error {
-	type row struct {
-		a, b []byte
-		e    edge
-	}
-	rows := make([]row, len(r.edges))
+	rows := make([]jobspec.PairRow, len(r.edges))
 	for i, e := range r.edges {
-		a, b := r.docs.id(e.a), r.docs.id(e.b)
-		if bytes.Compare(a, b) > 0 {
-			a, b = b, a
-		}
-		rows[i] = row{a, b, e}
+		rows[i] = jobspec.NewPairRow(r.docs.id(e.a), r.docs.id(e.b), uint64(e.a), uint64(e.b), e.Verdict)
 	}
-	slices.SortFunc(rows, func(x, y row) int {
-		if c := bytes.Compare(x.a, y.a); c != 0 {
-			return c
-		}
-		if c := bytes.Compare(x.b, y.b); c != 0 {
-			return c
-		}
-		// Equal ids (duplicate ids in the input): fall back to indices.
-		if x.e.a != y.e.a {
-			return int(x.e.a) - int(y.e.a)
-		}
-		return int(x.e.b) - int(y.e.b)
-	})
+	slices.SortFunc(rows, jobspec.ComparePairRows)
 	return writeFile(path, func(w *bufio.Writer) error {
-		for _, x := range rows {
-			exact := "-"
-			if x.e.exact >= 0 {
-				exact = FormatSim(x.e.exact)
+		var line []byte
+		for _, row := range rows {
+			line = row.AppendLine(line[:0])
+			if _, err := w.Write(line); err != nil {
+				return err
 			}
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", tsvField(x.a), tsvField(x.b), FormatSim(x.e.est), exact)
 		}
 		return nil
 	})
 }
 
-// ClusterLine is one line of clusters.jsonl.
-type ClusterLine struct {
-	// Cluster numbers the clusters from 0 in the order of their lowest
-	// member's input position.
-	Cluster int `json:"cluster"`
-	// Size is the number of members.
-	Size int `json:"size"`
-	// Kept is the id of the document the cluster keeps.
-	Kept string `json:"kept"`
-	// Members are the ids of all members, kept one included, in input order.
-	Members []string `json:"members"`
-}
-
+// writeClusters writes one cluster a line (jobspec.AppendClusterLine).
 func (r *run) writeClusters(path string) error {
 	return writeFile(path, func(w *bufio.Writer) error {
-		enc := json.NewEncoder(w)
-		enc.SetEscapeHTML(false)
+		var line []byte
+		var members [][]byte
 		for i, c := range r.result.Clusters {
-			line := ClusterLine{Cluster: i, Size: len(c.Members), Kept: string(r.docs.id(c.Kept))}
+			members = members[:0]
 			for _, m := range c.Members {
-				line.Members = append(line.Members, string(r.docs.id(m)))
+				members = append(members, r.docs.id(m))
 			}
-			if err := enc.Encode(line); err != nil {
+			line = jobspec.AppendClusterLine(line[:0], i, r.docs.id(c.Kept), members)
+			if _, err := w.Write(line); err != nil {
 				return err
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"time"
 
@@ -13,23 +12,21 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
 
-// Output file names inside the output directory.
-const (
-	KeptFile     = "kept.jsonl"
-	ClustersFile = "clusters.jsonl"
-	PairsFile    = "pairs.tsv"
-	ReportFile   = "report.json"
-)
+// Tool is the name report.json gives Run.
+const Tool = "neardup dedup"
 
 // run is the state of one deduplication.
 type run struct {
 	opts   *Options
-	bands  lsh.Params
+	job    jobspec.Job
+	sketch sketch.Sketch
 	inputs []string
 	tmp    string
 	bar    *progress.Bar
@@ -39,7 +36,7 @@ type run struct {
 	docs    docTable
 	texts   *docstore.Store // document texts, for exact verification
 	sigs    *docstore.Store // packed signatures
-	entries *extsort.Sorter // (band key | document) entries
+	entries *extsort.Sorter // (bucket key | document) entries
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
@@ -47,26 +44,39 @@ type run struct {
 
 	pairs   *pairList // unique candidate pairs
 	buckets lsh.CandidateMetrics
-	top     topBuckets // the largest shared buckets, for the report
-	edges   []edge     // verified pairs, in (a, b) order
+	top     jobspec.TopBuckets // the largest shared buckets, for the report
+	edges   []edge             // verified pairs, in (a, b) order
 	result  *cluster.Result
 }
 
 // Run deduplicates the documents of inputs ("-" is standard input) and
 // writes kept.jsonl, clusters.jsonl, pairs.tsv, report.json and report.html
-// into outDir, creating it if needed. It returns the report it wrote. The outputs depend
-// only on the inputs and the options other than Workers, Memory, TempDir and
-// Progress: any number of workers, and runs that spill or not, write
-// byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
+// into outDir, creating it if needed. It returns the report it wrote. The
+// outputs depend only on the inputs and the options other than Workers,
+// Memory, TempDir and Progress: any number of workers, and runs that spill or
+// not, write byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
+//
+// # Memory
+//
+// Options.Memory bounds the data that grows with the corpus, and Run also
+// keeps the garbage collector within it through the process-wide memory
+// limit (debug.SetMemoryLimit), which is the only way to bound the heap: while
+// runs are active, the limit is the sum of their budgets (so concurrent runs
+// are safe and each has its budget), never more than the limit the process
+// had before (GOMEMLIMIT, or one the program set, is never raised), and that
+// limit is restored when the last run returns. A program that sets the limit
+// itself while a run is active sees its setting replaced when a run starts or
+// ends.
 func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {
 	o := *opts.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	job, err := o.Job()
+	if err != nil {
 		return nil, err
 	}
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
 	}
-	bands, err := o.bands()
+	sk, err := job.Sketch.New()
 	if err != nil {
 		return nil, err
 	}
@@ -79,11 +89,11 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, bands: bands, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, sketch: sk, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
-	r.rep = newReport(r)
+	r.rep = jobspec.NewReport(Tool, r.inputs, &o, &r.job)
 	golden, err := readGolden(&o)
 	if err != nil {
 		return nil, err
@@ -112,17 +122,17 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	// scratch), an eighth each for stored texts and (later) feature sets, a
 	// sixteenth each for signatures and candidate pairs. The rest is for
 	// per-document bookkeeping, batches in flight and the garbage collector,
-	// which is told to keep the whole heap within the budget (restored when
-	// done): live data peaks near half of it.
+	// which is told to keep the heap within the budget (see Run's doc):
+	// live data peaks near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
 	r.sigs = docstore.New(tmp, "sigs", m/16)
 	defer r.sigs.Close()
-	if o.Verify == VerifyExact {
+	if job.Verify == VerifyExact {
 		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
 	}
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(m))
+	defer acquireBudget(m)()
 
 	stages := []struct {
 		name string
@@ -141,11 +151,11 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		}
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
 	}
-	r.rep.finish(r)
+	r.finish()
 	if golden != nil {
 		r.rep.Golden = r.scoreGolden(golden)
 	}
-	if err := r.rep.write(filepath.Join(outDir, ReportFile)); err != nil {
+	if err := r.writeReport(filepath.Join(outDir, ReportFile)); err != nil {
 		return nil, err
 	}
 	if err := r.writeHTML(ctx, filepath.Join(outDir, HTMLFile)); err != nil {

@@ -6,9 +6,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
-	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // Document states.
@@ -17,12 +15,6 @@ const (
 	docEmpty              // no features: never a near duplicate, always kept
 	docBad                // skipped under SkipBad: not written
 )
-
-// docBits is how many low bits of a band-key entry hold the document index:
-// 32, so a run takes up to 2^32 documents and the key keeps 32 bits. Two
-// different band values share those 32 bits with probability 2^-32, which
-// only adds a candidate that verification removes.
-const docBits = 32
 
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
@@ -39,14 +31,11 @@ type signed struct {
 	entries []uint64
 }
 
-// signer is one worker's state.
+// signer is one worker's state. Documents are numbered by their input
+// position in band-key entries (sketch.PackEntry), so a run takes up to
+// 2^sketch.EntryDocBits documents.
 type signer struct {
-	sh      *shingle.Shingler
-	h       *minhash.Hasher
-	params  minhash.Params
-	bands   lsh.Params
-	sig     minhash.Signature
-	slots   []uint64
+	sk      sketch.Sketcher
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -78,21 +67,22 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
-	w.sig = w.h.SignText(w.sig[:0], w.sh, doc.Text)
-	if w.h.Empty() {
+	n := len(out.sigs)
+	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
+	if empty {
+		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
 		out.textEnd = append(out.textEnd, len(out.texts))
 		return nil
 	}
+	out.sigs = sigs
 	out.status = append(out.status, docOK)
 	if w.keepTx {
 		out.texts = append(out.texts, doc.Text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
-	out.sigs = append(out.sigs, w.sig...)
-	w.slots = w.params.AppendSlots(w.slots[:0], w.sig)
-	w.keys = w.bands.AppendKeys(w.keys[:0], w.slots)
-	out.entries = lsh.AppendEntries(out.entries, w.keys, uint32(rec.Index), docBits)
+	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
+	out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
 	return nil
 }
 
@@ -139,18 +129,14 @@ func (r *run) sign(ctx context.Context) error {
 		return err
 	}
 	for _, w := range signers {
-		r.hashMetrics = r.hashMetrics.Add(w.h.Metrics())
+		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
 	}
 	r.readStats = reader.Stats()
 	return nil
 }
 
 func (r *run) newSigner() (*signer, error) {
-	sh, err := shingle.New(r.opts.Spec)
-	if err != nil {
-		return nil, err
-	}
-	h, err := minhash.NewHasher(r.opts.Params)
+	sk, err := r.sketch.NewSketcher()
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +144,12 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	return &signer{sh: sh, h: h, params: h.Params(), bands: r.bands, keepTx: r.opts.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
+	return &signer{sk: sk, keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.
 func (r *run) collect(s *signed) error {
-	words := r.opts.Params.Words()
+	words := r.sketch.Words()
 	id0, tx0, sg := 0, 0, 0
 	for j, idx := range s.index {
 		// Records the reader skipped (too large, under SkipBad) leave gaps.

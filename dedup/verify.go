@@ -4,19 +4,16 @@ import (
 	"context"
 	"slices"
 
-	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/ordered"
-	"github.com/neardup/neardup/internal/radix"
-	"github.com/neardup/neardup/shingle"
 )
 
-// edge is a verified pair: documents a < b, the signature estimate and, when
-// computed, the exact Jaccard similarity (else -1).
+// edge is a verified pair: documents a < b and the verdict (the signature
+// estimate and, when computed, the exact Jaccard similarity).
 type edge struct {
-	a, b  uint32
-	est   float64
-	exact float64
+	a, b uint32
+	jobspec.Verdict
 }
 
 // verify checks every candidate pair and keeps the verified ones as edges.
@@ -24,7 +21,7 @@ func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
 	var feats *docstore.Store
 	var featRec []int32
-	if r.opts.Verify == VerifyExact {
+	if r.job.Verify == VerifyExact {
 		var err error
 		feats, featRec, err = r.featureSets(ctx)
 		if err != nil {
@@ -34,18 +31,19 @@ func (r *run) verify(ctx context.Context) error {
 	}
 	r.bar.Stage("verify", -1, nil)
 	defer r.bar.Finish()
-	params := r.opts.Params
-	t := r.opts.Threshold
-	mode := r.opts.Verify
 	return ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
 		},
 		func() func([]uint64) ([]edge, error) {
+			v, err := r.job.NewVerifier(r.sketch)
 			var sa, sb []uint64
 			var fa, fb []uint64
 			lastA := int64(-1)
 			return func(pairs []uint64) ([]edge, error) {
+				if err != nil {
+					return nil, err
+				}
 				var out []edge
 				for _, p := range pairs {
 					a, b := uint32(p>>32), uint32(p)
@@ -64,22 +62,14 @@ func (r *run) verify(ctx context.Context) error {
 					if sb, err = r.sigs.GetUint64s(sb[:0], int(b)); err != nil {
 						return nil, err
 					}
-					e := edge{a: a, b: b, est: params.Similarity(sa, sb), exact: -1}
-					switch mode {
-					case VerifyExact:
+					if feats != nil {
 						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b])); err != nil {
 							return nil, err
 						}
-						e.exact = eval.Jaccard(fa, fb)
-						if e.exact < t {
-							continue
-						}
-					case VerifyEstimate:
-						if e.est < t {
-							continue
-						}
 					}
-					out = append(out, e)
+					if d, ok := v.Verify(sa, sb, fa, fb); ok {
+						out = append(out, edge{a: a, b: b, Verdict: d})
+					}
 				}
 				return out, nil
 			}
@@ -133,22 +123,19 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 			return nil
 		},
 		func() func([]uint32) ([][]uint64, error) {
-			sh := shingle.MustNew(r.opts.Spec)
+			v, err := r.job.NewVerifier(r.sketch)
 			var text []byte
-			var scratch []uint64
 			return func(docs []uint32) ([][]uint64, error) {
+				if err != nil {
+					return nil, err
+				}
 				out := make([][]uint64, len(docs))
 				for i, d := range docs {
 					var err error
 					if text, err = r.texts.Get(text[:0], int(d)); err != nil {
 						return nil, err
 					}
-					f := sh.AppendFeatures(nil, text)
-					if cap(scratch) < len(f) {
-						scratch = make([]uint64, len(f))
-					}
-					scratch = radix.Sort(f, scratch[:len(f)])
-					out[i] = slices.Compact(f)
+					out[i] = v.Features(nil, text)
 				}
 				return out, nil
 			}

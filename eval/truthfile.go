@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/neardup/neardup/internal/docid"
 )
 
 // ErrPairFile reports a malformed line of a pair file; check with errors.Is.
@@ -37,9 +39,14 @@ func (p LabeledPair) HasJ() bool { return !math.IsNaN(p.J) }
 // # Format
 //
 // One pair a line: two ids and, optionally, more fields. Fields are separated
-// by tabs if the line holds a tab, else by runs of spaces. An id that starts
-// with a double quote is a Go-quoted string (pairs.tsv quotes ids holding
-// tabs, line breaks or quotes). The pair's similarity is the last of the
+// by tabs if the line holds a tab, else by runs of spaces. Ids are TSV id
+// fields (package internal/docid, which pairs.tsv and truth files are
+// written with): an id that starts with a double quote is a Go-quoted string
+// (ids holding tabs, line breaks or quotes, or beginning with '#', are
+// written so), any other is the id as it stands; ids are returned in their
+// canonical form, invalid UTF-8 bytes replaced by U+FFFD as clusters.jsonl
+// has them, so that ids read from every output compare equal. The pair's
+// similarity is the last of the
 // further fields that is a number; "-" stands for "not computed", so in a
 // pairs.tsv line (idA, idB, estimate, exact) it is the exact Jaccard when
 // present, else the estimate. Blank lines are skipped. Lines starting with
@@ -96,11 +103,11 @@ func ReadPairFile(r io.Reader, name string) (*PairFile, error) {
 		}
 		p := LabeledPair{J: math.NaN()}
 		var err error
-		if p.A, err = unquoteID(f[0]); err != nil {
-			return nil, bad("first id %s: %v", f[0], err)
+		if p.A, err = docid.ParseField(f[0]); err != nil {
+			return nil, bad("first id: %v", err)
 		}
-		if p.B, err = unquoteID(f[1]); err != nil {
-			return nil, bad("second id %s: %v", f[1], err)
+		if p.B, err = docid.ParseField(f[1]); err != nil {
+			return nil, bad("second id: %v", err)
 		}
 		for k := len(f) - 1; k >= 2; k-- {
 			v := strings.TrimSpace(f[k])
@@ -157,13 +164,6 @@ func (pf *PairFile) readHeader(s string) error {
 	return nil
 }
 
-func unquoteID(s string) (string, error) {
-	if strings.HasPrefix(s, `"`) {
-		return strconv.Unquote(s)
-	}
-	return s, nil
-}
-
 // sortUniquePairs sorts ps by (A, B) and keeps the first of equal pairs.
 func sortUniquePairs(ps []LabeledPair) []LabeledPair {
 	slices.SortStableFunc(ps, compareIDs)
@@ -200,21 +200,15 @@ func WriteTruthHeader(w io.Writer, h TruthHeader) error {
 }
 
 // AppendPairLine appends one truth-file line, "idA<TAB>idB<TAB>J\n", to dst.
-// Ids holding a tab, a line break or a double quote are Go-quoted, as
-// pairs.tsv does; J is written with the fewest digits that read back to the
-// same float64, so that filtering a truth file at a threshold is exact.
+// Ids are TSV id fields as pairs.tsv writes them (package internal/docid:
+// Go-quoted when they hold a tab, a line break or a double quote, or begin
+// with '#'); J is written with the fewest digits that read back to the same
+// float64, so that filtering a truth file at a threshold is exact.
 func AppendPairLine(dst []byte, a, b string, j float64) []byte {
-	dst = appendID(dst, a)
+	dst = docid.AppendFieldString(dst, a)
 	dst = append(dst, '\t')
-	dst = appendID(dst, b)
+	dst = docid.AppendFieldString(dst, b)
 	dst = append(dst, '\t')
 	dst = strconv.AppendFloat(dst, j, 'f', -1, 64)
 	return append(dst, '\n')
-}
-
-func appendID(dst []byte, id string) []byte {
-	if strings.ContainsAny(id, "\t\n\r\"") || strings.HasPrefix(id, "#") || id == "" {
-		return strconv.AppendQuote(dst, id)
-	}
-	return append(dst, id...)
 }

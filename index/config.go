@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -152,9 +153,9 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 			c.BucketCap = DefaultBucketCap
 		}
 		if c.Bands == (lsh.Params{}) {
-			b, err := lsh.ForRecall(c.Threshold, c.Params.K, recall)
+			b, err := sketch.Banding(0, 0, 0, c.Threshold, c.Params.K, recall)
 			if err != nil {
-				return c, fmt.Errorf("%w: choosing bands: %w", ErrInvalidOptions, err)
+				return c, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 			}
 			c.Bands = b
 		}
@@ -194,48 +195,56 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 	return c, nil
 }
 
-// Signer turns texts into signatures under a Config: the shingle.Shingler
-// and minhash.Hasher the batch job uses, nothing more. It does not allocate
-// per text once warm. A Signer is not safe for concurrent use; make one per
-// goroutine. Its output is deterministic.
+// Signer turns texts into signatures under a Config: the batch job's
+// sign-and-band of one document (internal/sketch's Sketcher: the
+// shingle.Shingler and fused minhash.Hasher), nothing more. It does not
+// allocate per text once warm. A Signer is not safe for concurrent use; make
+// one per goroutine. Its output is deterministic.
 type Signer struct {
-	sh *shingle.Shingler
-	h  *minhash.Hasher
+	sk sketch.Sketcher
+}
+
+// sketchConfig returns c's sketch.
+func (c *Config) sketchConfig() sketch.Config {
+	return sketch.Config{Spec: c.Spec, Params: c.Params, Bands: c.Bands}
 }
 
 // NewSigner returns a Signer for c.
 func (c Config) NewSigner() (*Signer, error) {
-	sh, err := shingle.New(c.Spec)
+	sk, err := c.sketchConfig().NewSketcher()
 	if err != nil {
 		return nil, err
 	}
-	h, err := minhash.NewHasher(c.Params)
-	if err != nil {
-		return nil, err
-	}
-	return &Signer{sh: sh, h: h}, nil
+	return &Signer{sk: sk}, nil
 }
 
 // Sign appends the signature of text to dst and reports whether text had no
 // features at all (the signature of the empty set, which matches every
 // other empty text and so should not be indexed).
 func (s *Signer) Sign(dst minhash.Signature, text []byte) (sig minhash.Signature, empty bool) {
-	sig = s.h.SignText(dst, s.sh, text)
-	return sig, s.h.Empty()
+	return s.sk.Sign(dst, text)
 }
 
 // Metrics returns the counts of the Signer's minhash.Hasher (signatures,
 // features, empty bins).
-func (s *Signer) Metrics() minhash.Metrics { return s.h.Metrics() }
+func (s *Signer) Metrics() minhash.Metrics { return s.sk.Metrics() }
 
-// keysOf appends the band keys of sig under c to dst, truncated to bucket
-// keys: lsh.Params.AppendKeys over minhash.Params.AppendSlots, as the batch
-// job bands. slots is scratch.
+// The index stores bucket keys of bucketKeyBytes: they must be the job's
+// bucket keys (sketch.BucketKeyBits wide), or the index and neardup dedup
+// would bucket differently. Both arrays have length 0 only when they agree.
+var (
+	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
+	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
+)
+
+// keysOf appends the bucket keys of sig under c to dst: the batch job's
+// banding (sketch.Config.AppendBucketKeys). slots and keys are
+// scratch, returned grown.
 func (c *Config) keysOf(dst []uint32, slots, keys []uint64, sig minhash.Signature) ([]uint32, []uint64, []uint64) {
-	slots = c.Params.AppendSlots(slots[:0], sig)
-	keys = c.Bands.AppendKeys(keys[:0], slots)
+	sk := c.sketchConfig()
+	keys, slots = sk.AppendBucketKeys(keys[:0], slots, sig)
 	for _, k := range keys {
-		dst = append(dst, bucketKey(k))
+		dst = append(dst, uint32(k))
 	}
 	return dst, slots, keys
 }

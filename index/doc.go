@@ -139,8 +139,8 @@
 //
 // # Bulk build
 //
-// [DB.NewBuilder] and [DB.BuildFromCorpus] fill an empty index without the
-// write-ahead log: records stream into sstables in document order; postings
+// [DB.NewBuilder] fills an empty index without the write-ahead log (the
+// package reads no corpus: `neardup index build` feeds the builder from one): records stream into sstables in document order; postings
 // are radix-sorted (spilling sorted runs to disk past BuildOptions.Memory)
 // and packed, and ids sorted; the meta record is marked version 2 with the
 // group bits, then the tables, which do not overlap, are ingested at once

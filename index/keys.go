@@ -28,9 +28,6 @@ const (
 
 var metaKey = []byte{prefixMeta}
 
-// bucketKey truncates a band key to the bucket key stored in postings.
-func bucketKey(k uint64) uint32 { return uint32(k >> 32) }
-
 func appendIDKey(dst []byte, id string) []byte {
 	return append(append(dst, prefixID), id...)
 }

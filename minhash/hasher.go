@@ -454,7 +454,7 @@ func (h *Hasher) SignText(dst Signature, sh *shingle.Shingler, text []byte) Sign
 	h.Reset()
 	if h.bins.Mins != nil {
 		h.bins.Feats = h.feats[:cap(h.feats)]
-		n := fused.AddText(sh, text, &h.bins)
+		n := sh.AddBins(text, &h.bins)
 		switch {
 		case n == 0 || !slices.Contains(h.mins, empty):
 		case h.bins.Kept == n:

@@ -63,6 +63,17 @@ const (
 // KLadder is the slot counts Plan considers when Input.K is 0.
 var KLadder = []int{16, 32, 48, 64, 96, 128, 192, 256, 384, 512}
 
+// Limits of Input.
+const (
+	// MaxDocuments is the most Input.Documents: 2^53, the largest count a
+	// float64 (in which the plan computes) holds exactly.
+	MaxDocuments = 1 << 53
+	// MaxFeatures is the most Input.MeanFeatures: 2^30, the longest record
+	// neardup reads (corpus.Options.MaxRecordBytes), at most one feature a
+	// byte.
+	MaxFeatures = 1 << 30
+)
+
 // SlotWidths is the slot widths Plan considers when Input.Bits is 0.
 var SlotWidths = []int{1, 2, 4, 8, 16, 32, 64}
 
@@ -71,11 +82,11 @@ var SlotWidths = []int{1, 2, 4, 8, 16, 32, 64}
 // required. Input is plain data.
 type Input struct {
 	// Documents is the corpus size N. Required (with a Sample, defaults to
-	// the sample's size).
+	// the sample's size); range 2 to MaxDocuments.
 	Documents int64
 	// MeanFeatures is the mean number of distinct features (shingles) per
 	// document. Required without a Sample; with one, defaults to the
-	// sample's mean.
+	// sample's mean; range 1 to MaxFeatures.
 	MeanFeatures float64
 	// DocBytes is the mean text bytes per document, for throughput.
 	// Default: the sample's mean, else BytesPerFeature·MeanFeatures.
@@ -181,10 +192,12 @@ func (in Input) Validate() error {
 		return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
 	}
 	switch {
-	case in.Documents < 2:
-		return bad("documents %d; want at least 2", in.Documents)
-	case !(in.MeanFeatures >= 1) || math.IsInf(in.MeanFeatures, 0):
-		return bad("mean features per document %v; want at least 1", in.MeanFeatures)
+	case in.Documents < 2 || in.Documents > MaxDocuments:
+		return bad("documents %d; want 2 to 2^53", in.Documents)
+	case !(in.MeanFeatures >= 1 && in.MeanFeatures <= MaxFeatures):
+		return bad("mean features per document %v; want 1 to 2^30", in.MeanFeatures)
+	case !(in.DocBytes >= 0) || math.IsInf(in.DocBytes, 0):
+		return bad("bytes per document %v; want finite and non-negative", in.DocBytes)
 	case !(in.Threshold > 0 && in.Threshold < 1):
 		return bad("threshold %v; want 0 < t < 1", in.Threshold)
 	case !(in.Recall > 0 && in.Recall <= 1):

@@ -3,14 +3,16 @@ package shingle
 import "github.com/neardup/neardup/internal/fused"
 
 // This file connects the Shingler to package minhash through internal/fused:
-// minhash.Hasher.SignText calls fused.AddText, which lands in addBins, which
+// minhash.Hasher.SignText (minhash imports shingle) calls AddBins, which
 // feeds the features to the one-permutation bins as they are computed.
 
-func init() {
-	fused.AddText = func(sh any, text []byte, b *fused.Bins) int {
-		return sh.(*Shingler).addBins(text, b)
-	}
-}
+// AddBins adds the features of text to the one-permutation bins b and
+// returns how many it added (with repeats): the features AppendFeatures would
+// return, bin by bin, without storing them. It does not allocate. It is
+// minhash.Hasher.SignText's fused path; its argument type is internal to
+// this module, so other programs sign with SignText (or AppendFeatures and
+// minhash.Hasher.Sign). Not safe for concurrent use, as the Shingler.
+func (s *Shingler) AddBins(text []byte, b *fused.Bins) int { return s.addBins(text, b) }
 
 // binState is a fused.Bins as the kernels use it, with the count of features
 // added.
@@ -43,8 +45,8 @@ func (b *binState) keep(fs []uint64) {
 	}
 }
 
-// addBins adds the features of text to the bins and returns how many there
-// were. Word and token units and ASCII character 4- to 8-grams bin each
+// addBins is AddBins: it adds the features of text to the bins and returns
+// how many there were. Word and token units and ASCII character 4- to 8-grams bin each
 // feature in the loop that computes it; the other character paths go through
 // the Stream machinery in chunks of scratch.
 func (s *Shingler) addBins(text []byte, fb *fused.Bins) int {

@@ -12,24 +12,23 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/sigfile"
 )
 
 // docBits is how many low bits of a band-key entry hold the document's
-// position: 32, so that keys keep their high 32 bits and candidates are the
-// pairs dedup finds. Keep in step with dedup's docBits (dedup/sign.go);
-// moves to the job package.
-const docBits = 32
+// position: the job's rule (sketch.EntryDocBits), so that candidates are the
+// pairs dedup finds.
+const docBits = sketch.EntryDocBits
 
 // Bytes a posting takes where band keys are stored.
 const (
 	// DedupPostingBytes is a posting in dedup's batch driver: one uint64
 	// entry, the band key's high 32 bits above the document's 32-bit
-	// position (lsh.AppendEntries with 32 document bits). Sorting a run
-	// needs as much again as radix scratch. Keep in step with dedup's
-	// entries (dedup/sign.go); moves to the job package.
+	// position (sketch.PackEntry). Sorting a run needs as much again as
+	// radix scratch.
 	DedupPostingBytes = 8
 	// IndexPostingBytes is a posting in a bulk-built or repacked index:
 	// Rice-coded key gaps and fixed-width document numbers, about 4 bytes
@@ -444,8 +443,9 @@ func bandAll(ctx context.Context, sigs *sigfile.Reader, mp minhash.Params, runs 
 // a document without features, which dedup never bands (it would match
 // every other empty text). A file does not mark such documents; a document
 // with features has this signature with probability 2^−(K·bits), which at
-// the narrowest (1-bit slots, K = 16) is 1.5e-5. Keep in step with dedup's
-// docEmpty (dedup/sign.go); moves to the job package.
+// the narrowest (1-bit slots, K = 16) is 1.5e-5. dedup knows such
+// documents from their text (docEmpty in dedup/sign.go); a signature file
+// tells only by the slots.
 func empty(slots []uint64, allOnes uint64) bool {
 	for _, v := range slots {
 		if v != allOnes {

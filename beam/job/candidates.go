@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -14,7 +15,7 @@ import (
 // every other member of a bucket over the cap was linked to.
 type LargeBucket struct {
 	Size  int    // distinct documents in the bucket
-	Key   uint64 // the band key with its low 32 bits cleared, as dedup reports it
+	Key   uint64 // the bucket key in place (an lsh.Bucket.Key: sketch.EntryBucket gives the key)
 	First uint64 // ord of the lowest member
 }
 
@@ -54,14 +55,14 @@ func topLargest(l []LargeBucket) []LargeBucket {
 }
 
 // Band-key entries travel in batches: a partition of the bucket-key space
-// (the top bits of the 32-bit bucket key) and the packed entries of one
-// split that fall in it, 12 bytes each (bucket key, document). One shuffled
+// (the top bits of the bucket key) and the packed entries of one split that
+// fall in it, 12 bytes each (4-byte bucket key, 8-byte document ord). One shuffled
 // record per batch instead of per entry saves the per-record overhead of the
 // shuffle (bytes and CPU), and the reducer of a partition does what dedup
 // does with a sorted run: radix-sort the entries and stream them through an
 // lsh.Grouper. Every bucket lies whole in one partition.
 const (
-	entryBytes = 12
+	entryBytes = bucketKeyBytes + 8
 	// batchEntries is the size at which a partition's batch is sent
 	// (768 KiB), and splitEntries the entries a split buffers in all (96
 	// MiB) before it sends every batch.
@@ -71,8 +72,20 @@ const (
 	MaxPartitions = 1 << 16
 )
 
+// bucketKeyBytes is the width of a bucket key in a batch.
+const bucketKeyBytes = 4
+
+// Bucket keys travel as uint32: they must be the sketch's bucket keys, no wider. Both
+// arrays have length 0 only when the widths agree.
+var (
+	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
+	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
+)
+
 // partitionOf returns the partition of a bucket key among 1<<bits.
-func partitionOf(key32 uint32, bits uint) int { return int(uint64(key32) >> (32 - bits)) }
+func partitionOf(key32 uint32, bits uint) int {
+	return int(uint64(key32) >> (sketch.BucketKeyBits - bits))
+}
 
 // batcher collects a split's entries into per-partition batches.
 type batcher struct {
@@ -116,8 +129,8 @@ func (b *batcher) flush() {
 
 // bucketFn turns one partition of band-key entries into candidate pairs.
 // Its documents are numbered 0…n−1 in document order, and the entries
-// PackEntry(key, number, 32) sorted and streamed through an lsh.Grouper: as
-// in dedup, every bucket (documents sharing the truncated band key) of at
+// sketch.PackEntry(key, number) sorted and streamed through an lsh.Grouper:
+// as in dedup, every bucket (documents sharing a bucket key) of at
 // most Cap documents yields all its pairs, a larger one links every member to
 // its lowest. The numbering keeps document order, so the rules apply
 // unchanged.
@@ -151,17 +164,17 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	}
 	f.uniq = append(f.uniq[:0], f.ords...)
 	f.uniq, f.scratch = lsh.SortUnique(f.uniq, f.scratch)
-	if len(f.uniq) > 1<<dedup.EntryDocBits {
-		return fmt.Errorf("partition %d holds more than 2^32 documents: use more partitions", part)
+	if len(f.uniq) > 1<<sketch.EntryDocBits {
+		return fmt.Errorf("partition %d holds more than 2^%d documents: use more partitions", part, sketch.EntryDocBits)
 	}
 	f.entries = f.entries[:0]
 	for i, k := range f.keys {
 		n, _ := slices.BinarySearch(f.uniq, f.ords[i])
-		f.entries = append(f.entries, lsh.PackEntry(uint64(k)<<dedup.EntryDocBits, uint32(n), dedup.EntryDocBits))
+		f.entries = append(f.entries, sketch.PackEntry(uint64(k), uint32(n)))
 	}
-	f.scratch = lsh.SortEntries(f.entries, f.scratch, dedup.EntryDocBits)
+	f.scratch = lsh.SortEntries(f.entries, f.scratch, sketch.EntryDocBits)
 
-	g, err := lsh.NewGrouper(dedup.EntryDocBits, &lsh.CandidateOptions{Cap: f.Cap})
+	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: f.Cap})
 	if err != nil {
 		return err
 	}
@@ -193,33 +206,16 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 
 // top returns the partition's lsh.DefaultLargest largest shared buckets,
 // capped or not, from its sorted entries, as neardup dedup lists them in
-// report.json (buckets.top): lsh.Grouper lists only the capped ones. As
-// there, an entry equal to its predecessor is not counted again.
+// report.json (buckets.top; jobspec.TopBuckets): lsh.Grouper lists only the
+// capped ones.
 func (f *bucketFn) top() []LargeBucket {
-	const keyMask = ^uint64(1<<dedup.EntryDocBits - 1)
+	var t jobspec.TopBuckets
+	t.Add(f.entries)
 	var top []LargeBucket
-	add := func(b LargeBucket) {
-		if b.Size < 2 {
-			return
-		}
-		top = append(top, b)
-		if len(top) >= 4*lsh.DefaultLargest {
-			top = topLargest(top)
-		}
+	for _, b := range t.Buckets() {
+		top = append(top, LargeBucket{Size: b.Size, Key: b.Key, First: f.uniq[b.First]})
 	}
-	var cur LargeBucket
-	for i, e := range f.entries {
-		switch {
-		case i > 0 && e == f.entries[i-1]:
-		case i > 0 && e&keyMask == cur.Key:
-			cur.Size++
-		default:
-			add(cur)
-			cur = LargeBucket{Size: 1, Key: e & keyMask, First: f.uniq[uint32(e)]}
-		}
-	}
-	add(cur)
-	return topLargest(top)
+	return top
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.

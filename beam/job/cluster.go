@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // labelMembersFn joins a document's component label with its Member and
@@ -139,7 +139,7 @@ func (f *clusterFn) ProcessElement(label uint64, members func(*Member) bool, pai
 	var edges []cluster.Edge
 	var res *cluster.Result
 	var err error
-	if f.C.Cluster == dedup.Star {
+	if f.C.Job.Cluster == jobspec.Star {
 		var p Pair
 		for pairs(&p) {
 			a, err := local(p.A)
@@ -152,12 +152,12 @@ func (f *clusterFn) ProcessElement(label uint64, members func(*Member) bool, pai
 			}
 			edges = append(edges, cluster.Edge{A: a, B: b, Sim: 1})
 		}
-		res, err = cluster.Star(n, edges, attrs, f.C.clusterOptions())
+		res, err = cluster.Star(n, edges, attrs, f.C.Job.ClusterOptions())
 	} else {
 		for i := 1; i < n; i++ {
 			edges = append(edges, cluster.Edge{A: 0, B: uint32(i), Sim: 1})
 		}
-		res, err = cluster.Components(n, edges, attrs, f.C.clusterOptions())
+		res, err = cluster.Components(n, edges, attrs, f.C.Job.ClusterOptions())
 	}
 	if err != nil {
 		return err

@@ -10,12 +10,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // Document order. A document is numbered by its split (input file) and its
@@ -43,21 +39,14 @@ type Split struct {
 // Config is what the pipeline's DoFns need, as plain JSON-serialisable data
 // (Beam serialises DoFn structs into the pipeline).
 type Config struct {
-	Splits    []string          // Splits[i] is the path of split i
-	Corpus    CorpusConfig      // how the splits are read
-	Spec      string            // shingle.Spec canonical form (keyed specs are not supported)
-	Params    minhash.Params    // signature params, defaults filled in
-	Bands     lsh.Params        // the banding, dedup.Options.Banding
-	Threshold float64           // Jaccard similarity at or above which a pair is a near duplicate
-	BucketCap int               // largest bucket paired in full, in documents
-	Verify    dedup.Verify      // how candidate pairs are verified
-	Cluster   dedup.ClusterMode // how verified pairs become clusters
-	Keep      cluster.Policy    // which document each cluster keeps
+	Splits []string     // Splits[i] is the path of split i
+	Corpus CorpusConfig // how the splits are read
+	Job    jobspec.Job  // the job: sketch, threshold, cap, verification, clustering (keyed specs are refused)
 	// PartitionBits: the band-key entries are grouped in 1<<PartitionBits
 	// partitions of the bucket-key space.
 	PartitionBits uint
 	Out           string // output directory
-	SingleFile    bool   // each output one file, by one worker, under dedup's name; else shards
+	SingleFile    bool   // each output one file, by one worker, under neardup dedup's name; else shards
 	ShardLines    int    // lines a pairs.tsv shard aims at (Options.ShardLines, resolved)
 }
 
@@ -79,13 +68,6 @@ func (c *CorpusConfig) options() *corpus.Options {
 		MaxRecordBytes: c.MaxRecordBytes, BatchBytes: c.BatchBytes, SkipBad: c.SkipBad}
 }
 
-func (c *Config) spec() (shingle.Spec, error) { return shingle.Parse(c.Spec) }
-
-func (c *Config) clusterOptions() *cluster.Options {
-	o := dedup.Options{Threshold: c.Threshold, Verify: c.Verify, Keep: c.Keep}
-	return o.ClusterOptions()
-}
-
 // shardName returns the name of output shard i of n for a base name such as
 // "kept.jsonl": the name itself under SingleFile, else "kept-00003-of-00010.jsonl".
 func (c *Config) shardName(base string, i, n int) string {
@@ -104,7 +86,7 @@ func expandInputs(ctx context.Context, inputs []string) ([]string, error) {
 	var out []string
 	for _, in := range inputs {
 		if in == "-" {
-			return nil, fmt.Errorf("%w: standard input (-) cannot be read by pipeline workers; write it to a file first", dedup.ErrInvalidOptions)
+			return nil, fmt.Errorf("%w: standard input (-) cannot be read by pipeline workers; write it to a file first", jobspec.ErrInvalidOptions)
 		}
 		if !strings.ContainsAny(in, "*?[") {
 			out = append(out, in)
@@ -120,12 +102,12 @@ func expandInputs(ctx context.Context, inputs []string) ([]string, error) {
 			return nil, fmt.Errorf("%s: %w", in, err)
 		}
 		if len(list) == 0 {
-			return nil, fmt.Errorf("%w: %s matches no file", dedup.ErrInvalidOptions, in)
+			return nil, fmt.Errorf("%w: %s matches no file", jobspec.ErrInvalidOptions, in)
 		}
 		out = append(out, list...) // List sorts (filepath.Glob, GCS listing order)
 	}
 	if len(out) >= maxSplits {
-		return nil, fmt.Errorf("%w: %d input files; at most %d", dedup.ErrInvalidOptions, len(out), maxSplits-1)
+		return nil, fmt.Errorf("%w: %d input files; at most %d", jobspec.ErrInvalidOptions, len(out), maxSplits-1)
 	}
 	return out, nil
 }

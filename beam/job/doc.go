@@ -1,7 +1,10 @@
-// Package job runs neardup's batch deduplication (package dedup) as Apache
-// Beam pipelines, for corpora larger than one machine. It drives the same
-// core stages (corpus, shingle, minhash, lsh, eval, cluster), never a second
-// implementation of them, and writes the same outputs as dedup.Run: with
+// Package job runs neardup's batch deduplication as Apache Beam pipelines,
+// for corpora larger than one machine. It drives the same core stages
+// (corpus, shingle, minhash, lsh, eval, cluster), never a second
+// implementation of them, through the same job description as neardup dedup
+// (internal/jobspec: options, the sketch's sign-and-band, the verifier, the
+// output encoders and the report; it does not import package dedup), and
+// writes the same outputs as dedup.Run: with
 // Options.SingleFile the bytes of kept.jsonl, clusters.jsonl and pairs.tsv
 // are those of neardup dedup with the same options; otherwise each output is
 // cut into shards that, read in order, are that file. report.json has the
@@ -26,7 +29,7 @@
 //  1. candidates: read and sign each split (corpus, shingle, minhash, lsh
 //     band keys) → band-key entries in batches per partition of the
 //     bucket-key space → GroupByKey(partition) → sort and lsh.Grouper
-//     (buckets keyed by the band key's high 32 bits, dedup's EntryKey; the
+//     (buckets keyed by jobspec's bucket keys, the band keys' high 32 bits; the
 //     hot-bucket cap) → GroupByKey(a) to drop repeated candidates → the
 //     documents in candidate pairs, by split → GroupByKey(split): re-read
 //     those documents for their signature and, for exact verification, text

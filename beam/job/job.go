@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"io/fs"
@@ -17,7 +16,9 @@ import (
 
 	"github.com/neardup/neardup/beam/cc"
 	"github.com/neardup/neardup/beam/internal/files"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -30,18 +31,19 @@ type Runner func(ctx context.Context, p *beam.Pipeline) error
 // Options configure a Beam deduplication. Zero fields mean the defaults;
 // Run is required.
 type Options struct {
-	// Dedup are the options of neardup dedup, with the same meaning.
-	// Workers and Memory do not apply (the runner sizes the workers; they
-	// are only reported); TempDir is the directory for the intermediate
-	// state between the pipelines, which must be reachable by every worker
-	// and the launching process (a gs:// path on Dataflow). Default: the
-	// dedup defaults, and a new local temporary directory.
-	Dedup *dedup.Options
+	// Dedup are the options of the job, those of neardup dedup
+	// (jobspec.Options), with the same meaning. Workers and Memory do not
+	// apply (the runner sizes the workers; they are only reported); TempDir
+	// is the directory for the intermediate state between the pipelines,
+	// which must be reachable by every worker and the launching process (a
+	// gs:// path on Dataflow). Golden is not supported. Default: the
+	// defaults of jobspec.Options, and a new local temporary directory.
+	Dedup *jobspec.Options
 	// SingleFile writes kept.jsonl, clusters.jsonl and pairs.tsv as single
 	// files, each by one worker, instead of shards. Default false.
 	SingleFile bool
 	// ShardLines is the number of lines a pairs shard aims at. Default
-	// 1,000,000.
+	// DefaultShardLines; at least 1.
 	ShardLines int
 	// Partitions is the number of partitions of the band-key space that the
 	// bucket stage runs in, a power of two up to MaxPartitions: each is
@@ -50,7 +52,7 @@ type Options struct {
 	Partitions int
 	// Rounds is the number of connected-components rounds per pipeline
 	// (see package cc): more rounds per pipeline mean fewer pipelines to
-	// start. Default 4.
+	// start. Default DefaultRounds; range 1 to MaxRounds.
 	Rounds int
 	// Run runs each pipeline. Required.
 	Run Runner
@@ -62,30 +64,30 @@ type Options struct {
 // gs://bucket/shards/*.parquet, which expand to one split per file) into
 // outDir (local or remote), running the pipelines with o.Run, and writes
 // report.json there. It returns the report.
-func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedup.Report, error) {
+func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobspec.Report, error) {
 	t0 := time.Now()
 	if o == nil || o.Run == nil {
-		return nil, fmt.Errorf("%w: no Runner", dedup.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: no Runner", jobspec.ErrInvalidOptions)
 	}
-	var dopts dedup.Options
+	var dopts jobspec.Options
 	if o.Dedup != nil {
 		dopts = *o.Dedup
 	}
 	dopts.EnsureDefaults()
-	if err := dopts.Validate(); err != nil {
+	job, err := dopts.Job()
+	if err != nil {
 		return nil, err
 	}
 	if len(inputs) == 0 {
-		return nil, fmt.Errorf("%w: no inputs", dedup.ErrInvalidOptions)
+		return nil, fmt.Errorf("%w: no inputs", jobspec.ErrInvalidOptions)
 	}
 	if dopts.Golden != "" {
-		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", dedup.ErrInvalidOptions, Tool)
+		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
 	}
-	if dopts.Spec.Key != nil {
-		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", dedup.ErrInvalidOptions)
+	if job.Sketch.Spec.Key != nil {
+		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)
 	}
-	bands, err := dopts.Banding()
-	if err != nil {
+	if err := checkOptions(o); err != nil {
 		return nil, err
 	}
 	splits, err := expandInputs(ctx, inputs)
@@ -93,8 +95,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedu
 		return nil, err
 	}
 	rounds := o.Rounds
-	if rounds <= 0 {
-		rounds = 4
+	if rounds == 0 {
+		rounds = DefaultRounds
 	}
 	parts := o.Partitions
 	if parts == 0 {
@@ -102,12 +104,9 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedu
 			return nil, err
 		}
 	}
-	if parts < 1 || parts > MaxPartitions || parts&(parts-1) != 0 {
-		return nil, fmt.Errorf("%w: %d partitions, want a power of two from 1 to %d", dedup.ErrInvalidOptions, parts, MaxPartitions)
-	}
 	shardLines := o.ShardLines
-	if shardLines <= 0 {
-		shardLines = 1_000_000
+	if shardLines == 0 {
+		shardLines = DefaultShardLines
 	}
 	if !isRemote(outDir) {
 		if err := os.MkdirAll(outDir, 0o755); err != nil {
@@ -126,12 +125,10 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedu
 		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
 		defer files.RemoveAll(ctx, work)
 	}
-	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Spec: dopts.Spec.String(), Params: dopts.Params, Bands: bands,
-		Threshold: dopts.Threshold, BucketCap: dopts.BucketCap, Verify: dopts.Verify, Cluster: dopts.Cluster,
-		Keep: dopts.Keep, Out: outDir, SingleFile: o.SingleFile, ShardLines: shardLines,
-		PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
+	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
+		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
 
-	var timings []dedup.Timing
+	var timings []jobspec.Timing
 	runJob := func(name string, p *beam.Pipeline) error {
 		t := time.Now()
 		if err := o.Run(ctx, p); err != nil {
@@ -141,7 +138,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedu
 		if n := len(timings); n > 0 && timings[n-1].Stage == name {
 			timings[n-1].Seconds += d
 		} else {
-			timings = append(timings, dedup.Timing{Stage: name, Seconds: d})
+			timings = append(timings, jobspec.Timing{Stage: name, Seconds: d})
 		}
 		if o.Log != nil {
 			fmt.Fprintf(o.Log, "%s: %s pipeline done in %.2fs\n", Tool, name, d)
@@ -177,19 +174,77 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*dedu
 	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
 		return nil, err
 	}
-	rep := dedup.NewReport(Tool, inputs, &dopts, bands)
+	rep := jobspec.NewReport(Tool, inputs, &dopts, &c.Job)
 	fillReport(rep, &c, st1.merge(st2))
 	rep.Timings = timings
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(t0).Seconds()
-	data, err := json.MarshalIndent(rep, "", "  ")
+	data, err := jobspec.EncodeReport(rep)
 	if err != nil {
 		return nil, err
 	}
-	if err := files.WriteFile(ctx, joinPath(outDir, dedup.ReportFile), append(data, '\n')); err != nil {
+	if err := files.WriteFile(ctx, joinPath(outDir, jobspec.ReportFile), data); err != nil {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// Defaults and limits of Options.
+const (
+	// DefaultShardLines is the default Options.ShardLines.
+	DefaultShardLines = 1_000_000
+	// DefaultRounds is the default Options.Rounds.
+	DefaultRounds = 4
+	// MaxRounds is the most Options.Rounds: each round adds two shuffles to
+	// a pipeline's graph, and components converge in about log2 of the
+	// longest chain's length rounds, so more than this only grows the graph.
+	MaxRounds = 64
+)
+
+// CheckRounds reports whether n is a valid number of connected-components
+// rounds per pipeline (Options.Rounds, --cc-rounds): 1 to MaxRounds.
+func CheckRounds(n int) error {
+	if n < 1 || n > MaxRounds {
+		return fmt.Errorf("%w: %d connected-components rounds per pipeline; want 1 to %d", jobspec.ErrInvalidOptions, n, MaxRounds)
+	}
+	return nil
+}
+
+// CheckShardLines reports whether n is a valid number of lines per pairs
+// shard (Options.ShardLines, --shard-lines): at least 1.
+func CheckShardLines(n int) error {
+	if n < 1 {
+		return fmt.Errorf("%w: %d lines per pairs shard; want at least 1", jobspec.ErrInvalidOptions, n)
+	}
+	return nil
+}
+
+// CheckPartitions reports whether n is a valid number of partitions of the
+// band-key space (Options.Partitions, --partitions): a power of two from 1 to
+// MaxPartitions.
+func CheckPartitions(n int) error {
+	if n < 1 || n > MaxPartitions || n&(n-1) != 0 {
+		return fmt.Errorf("%w: %d partitions, want a power of two from 1 to %d", jobspec.ErrInvalidOptions, n, MaxPartitions)
+	}
+	return nil
+}
+
+// checkOptions checks the fields of o that are set (0 means the default).
+func checkOptions(o *Options) error {
+	if o.Rounds != 0 {
+		if err := CheckRounds(o.Rounds); err != nil {
+			return err
+		}
+	}
+	if o.ShardLines != 0 {
+		if err := CheckShardLines(o.ShardLines); err != nil {
+			return err
+		}
+	}
+	if o.Partitions != 0 {
+		return CheckPartitions(o.Partitions)
+	}
+	return nil
 }
 
 func joinPath(dir, name string) string { return files.Join(dir, name) }
@@ -246,7 +301,7 @@ func inputSize(ctx context.Context, path string) (int64, error) {
 
 // fillReport fills the counts, buckets and histograms of rep as dedup's
 // report has them.
-func fillReport(rep *dedup.Report, c *Config, st Stats) {
+func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 	slices.SortFunc(st.Splits, func(a, b SplitStats) int { return a.Split - b.Split })
 	cnt := &rep.Counts
 	var hash minhash.Metrics
@@ -271,13 +326,12 @@ func fillReport(rep *dedup.Report, c *Config, st Stats) {
 		}
 		hash = hash.Add(sp.Hash)
 	}
-	rep.Signatures = dedup.SignatureReport{Features: hash.Features, EmptyBinRate: hash.EmptyBinRate()}
+	rep.Signatures = jobspec.NewSignatureReport(hash)
 	cnt.Candidates = st.Candidates
-	if c.Verify == dedup.VerifyExact {
+	exact := c.Job.Verify == jobspec.VerifyExact
+	if exact {
 		cnt.VerifiedDocs = st.VerifiedDocs
 	}
-	exact := c.Verify == dedup.VerifyExact
-	rep.PairSim = dedup.NewHistogram(exact)
 	for i := range rep.PairSim.Estimate {
 		if i < len(st.Hist.Est) {
 			rep.PairSim.Estimate[i] = st.Hist.Est[i]
@@ -289,19 +343,19 @@ func fillReport(rep *dedup.Report, c *Config, st Stats) {
 	}
 	cnt.Clusters, cnt.Removed, cnt.Kept = st.Clusters.Clusters, st.Clusters.Removed, st.Kept
 	for _, s := range st.Clusters.Sizes {
-		rep.Sizes = append(rep.Sizes, dedup.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
+		rep.Sizes = append(rep.Sizes, jobspec.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
 	}
 	b := st.Buckets
-	rep.Buckets = dedup.BucketReport{Entries: b.Entries, Buckets: b.Buckets, SharedBuckets: b.Shared, PairsEmitted: b.Pairs,
-		CappedBuckets: b.Capped, CappedMembers: b.CappedMembers, Largest: []dedup.LargeBucket{}, Top: []dedup.LargeBucket{}}
-	large := func(lb LargeBucket) dedup.LargeBucket {
+	rep.Buckets.SetCounts(lsh.CandidateMetrics{Entries: b.Entries, Buckets: b.Buckets, SharedBuckets: b.Shared, Pairs: b.Pairs,
+		CappedBuckets: b.Capped, CappedMembers: b.CappedMembers})
+	large := func(lb LargeBucket) jobspec.LargeBucket {
 		var id []byte
 		for _, f := range st.FirstIDs {
 			if f.Ord == lb.First {
 				id = f.ID
 			}
 		}
-		return dedup.LargeBucket{Size: lb.Size, First: string(id), Key: fmt.Sprintf("%016x", lb.Key)}
+		return jobspec.NewLargeBucket(lb.Size, id, sketch.EntryBucket(lb.Key))
 	}
 	for _, lb := range b.Largest {
 		rep.Buckets.Largest = append(rep.Buckets.Largest, large(lb))
@@ -325,7 +379,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 	entries, splitStats := beam.ParDo2(sign, &signFn{C: *c}, sc)
 
 	cand := s.Scope("candidates")
-	rawPairs, bucketStats := beam.ParDo2(cand, &bucketFn{Cap: c.BucketCap}, beam.GroupByKey(cand, entries))
+	rawPairs, bucketStats := beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap}, beam.GroupByKey(cand, entries))
 	pairs, candCounts := beam.ParDo2(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
 
 	ver := s.Scope("verify")
@@ -343,7 +397,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 
 	comp := s.Scope("components")
 	graph := beam.ParDo(comp, edgeGraph, edges)
-	if c.Cluster == dedup.Star {
+	if c.Job.Cluster == jobspec.Star {
 		cc.Write(comp, work, "pairs", graph)
 	}
 	files.WriteBlobs(comp, work, "members", beam.ParDo(comp, encodeMember, beam.ParDo(comp, edgeMembers, edges)))
@@ -380,7 +434,7 @@ func buildOutputs(ctx context.Context, s beam.Scope, c *Config, work, final stri
 	members := beam.ParDo(s, decodeMember, blobs)
 	byLabel := beam.ParDo(s, labelMembersFn, beam.CoGroupByKey(s, labels, members))
 	var pairsByLabel beam.PCollection
-	if c.Cluster == dedup.Star {
+	if c.Job.Cluster == jobspec.Star {
 		pairs, err := cc.Read(ctx, s, work, "pairs")
 		if err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
@@ -505,6 +506,18 @@ func TestBadRecordFails(t *testing.T) {
 	_, err := job.Run(context.Background(), []string{path}, t.TempDir(), &job.Options{Run: runPrism})
 	if err == nil || !strings.Contains(err.Error(), "broken.jsonl:2:") {
 		t.Errorf("got error %v; want one naming broken.jsonl line 2", err)
+	}
+}
+
+// TestOptionsRefused: job options out of range fail before any pipeline
+// runs (a negative Rounds or ShardLines ran with the default before).
+func TestOptionsRefused(t *testing.T) {
+	for _, o := range []job.Options{{Rounds: -1}, {Rounds: job.MaxRounds + 1}, {ShardLines: -1}, {Partitions: 3}, {Partitions: -4}} {
+		o.Run = func(context.Context, *beam.Pipeline) error { t.Fatal("a pipeline ran"); return nil }
+		_, err := job.Run(context.Background(), []string{sample}, t.TempDir(), &o)
+		if !errors.Is(err, dedup.ErrInvalidOptions) {
+			t.Errorf("%+v: err = %v; want ErrInvalidOptions", o, err)
+		}
 	}
 }
 

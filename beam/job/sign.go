@@ -7,10 +7,8 @@ import (
 	"io"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
-	"github.com/neardup/neardup/shingle"
 )
 
 // SplitStats is what signing one split saw, for the report.
@@ -60,49 +58,40 @@ func eachRecord(ctx context.Context, c *Config, i int, fn func(rec *corpus.Recor
 	}
 }
 
-// sketcher turns texts into signatures and band keys, as dedup's signer does.
+// sketcher signs texts with the job's sketch (the sign-and-band of
+// neardup dedup, internal/jobspec), keeping the last signature.
 type sketcher struct {
-	sh     *shingle.Shingler
-	h      *minhash.Hasher
-	params minhash.Params
-	bands  lsh.Params
-	sig    minhash.Signature
-	slots  []uint64
-	keys   []uint64
+	sketch.Sketcher
+	sig  []uint64
+	keys []uint64
 }
 
-func newSketcher(c *Config) (*sketcher, error) {
-	spec, err := c.spec()
+// newReading returns what reading and signing documents of c takes, for one
+// goroutine: a corpus parser and a sketcher.
+func newReading(c *Config) (*corpus.Parser, *sketcher, error) {
+	parser, err := corpus.NewParser(c.Corpus.options())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	sh, err := shingle.New(spec)
+	k, err := c.Job.Sketch.NewSketcher()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	h, err := minhash.NewHasher(c.Params)
-	if err != nil {
-		return nil, err
-	}
-	return &sketcher{sh: sh, h: h, params: h.Params(), bands: c.Bands}, nil
+	return parser, &sketcher{Sketcher: k}, nil
 }
 
 // sign signs text; it returns false for an empty document (no features).
 func (k *sketcher) sign(text []byte) bool {
-	k.sig = k.h.SignText(k.sig[:0], k.sh, text)
-	return !k.h.Empty()
+	var empty bool
+	k.sig, empty = k.Sign(k.sig[:0], text)
+	return !empty
 }
 
-// bandKeys returns the bucket keys of the signature just made. dedup groups
-// documents by the band key with its low dedup.EntryDocBits (32) bits
-// cleared (lsh.EntryKey); the bucket key is the remaining high 32 bits,
-// which shuffle in 5 bytes rather than 10 (Beam writes integers as varints).
-func (k *sketcher) bandKeys() []uint64 {
-	k.slots = k.params.AppendSlots(k.slots[:0], k.sig)
-	k.keys = k.bands.AppendKeys(k.keys[:0], k.slots)
-	for i, key := range k.keys {
-		k.keys[i] = lsh.EntryKey(key, dedup.EntryDocBits) >> dedup.EntryDocBits
-	}
+// bucketKeys returns the bucket keys of the signature just made
+// (sketch.BucketKeyBits wide: they shuffle in 5 bytes rather than 10, as
+// Beam writes integers as varints).
+func (k *sketcher) bucketKeys() []uint64 {
+	k.keys = k.AppendBucketKeys(k.keys[:0], k.sig)
 	return k.keys
 }
 
@@ -113,11 +102,7 @@ type signFn struct{ C Config }
 // ProcessElement reads and signs split sp, emits its documents' band-key
 // entries in per-partition batches and then the split's statistics.
 func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
-	parser, err := corpus.NewParser(f.C.Corpus.options())
-	if err != nil {
-		return err
-	}
-	k, err := newSketcher(&f.C)
+	parser, k, err := newReading(&f.C)
 	if err != nil {
 		return err
 	}
@@ -142,7 +127,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return true, nil
 		}
 		o := ord(sp.Index, rec.Index)
-		for _, key := range k.bandKeys() {
+		for _, key := range k.bucketKeys() {
 			batches.add(uint32(key), o)
 		}
 		return true, nil
@@ -152,7 +137,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	}
 	batches.flush()
 	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
-	st.Hash = k.h.Metrics()
+	st.Hash = k.Metrics()
 	stats(st)
 	return nil
 }

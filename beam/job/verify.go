@@ -8,9 +8,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/eval"
-	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // DocInfo is what verification and clustering need of a document in a
@@ -105,15 +103,11 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 		n++
 	}
 	need = need[:n]
-	parser, err := corpus.NewParser(f.C.Corpus.options())
+	parser, k, err := newReading(&f.C)
 	if err != nil {
 		return err
 	}
-	k, err := newSketcher(&f.C)
-	if err != nil {
-		return err
-	}
-	exact := f.C.Verify == dedup.VerifyExact
+	exact := f.C.Job.Verify == jobspec.VerifyExact
 	var doc corpus.Document
 	next := 0
 	_, err = eachRecord(ctx, &f.C, split, func(rec *corpus.Record) (bool, error) {
@@ -175,30 +169,25 @@ func halfFn(a uint64, infos func(*DocInfo) bool, bs func(*uint64) bool, emit fun
 	return nil
 }
 
-// verifyFn checks the candidate pairs (a, b) that arrive at b: the signature
-// estimate always, the exact Jaccard similarity of the feature sets under
-// VerifyExact, and emits those that pass as Edges.
+// verifyFn checks the candidate pairs (a, b) that arrive at b with the job's
+// verifier (jobspec.Verifier: the signature estimate always, the exact
+// Jaccard similarity of the feature sets under VerifyExact) and emits those
+// that pass as Edges.
 type verifyFn struct {
 	C Config
 
-	sh             *shingle.Shingler
+	v              *jobspec.Verifier
 	sa, sb, fa, fb []uint64
 }
 
-// Setup builds the shingler of Config.Spec, for exact verification.
+// Setup builds the job's verifier.
 func (f *verifyFn) Setup() error {
-	spec, err := f.C.spec()
+	sk, err := f.C.Job.Sketch.New()
 	if err != nil {
 		return err
 	}
-	f.sh, err = shingle.New(spec)
+	f.v, err = f.C.Job.NewVerifier(sk)
 	return err
-}
-
-// features returns the sorted feature set of text in dst, as dedup computes
-// it for exact verification.
-func (f *verifyFn) features(dst []uint64, text []byte) []uint64 {
-	return eval.Normalize(f.sh.AppendFeatures(dst[:0], text))
 }
 
 // ProcessElement verifies the candidate pairs (a, b) arriving at b, given
@@ -208,31 +197,23 @@ func (f *verifyFn) ProcessElement(b uint64, infos func(*DocInfo) bool, halves fu
 	if !infos(&ib) {
 		return fmt.Errorf("candidate document %d/%d has no features", splitOf(b), localOf(b))
 	}
-	t := f.C.Threshold
 	f.sb = unpackWords(f.sb[:0], ib.Sig)
-	exact := f.C.Verify == dedup.VerifyExact
-	if exact {
-		f.fb = f.features(f.fb, ib.Text)
+	if f.v.Exact() {
+		f.fb = f.v.Features(f.fb, ib.Text)
 	}
 	var h Half
 	for halves(&h) {
 		ia := &h.Info
 		f.sa = unpackWords(f.sa[:0], ia.Sig)
-		e := Edge{A: h.A, B: b, IDA: ia.ID, IDB: ib.ID, Est: f.C.Params.Similarity(f.sa, f.sb), Exact: -1,
-			LenA: ia.Length, LenB: ib.Length, KeepA: ia.Keep, KeepB: ib.Keep, HasKeepA: ia.HasKeep, HasKeepB: ib.HasKeep}
-		switch f.C.Verify {
-		case dedup.VerifyExact:
-			f.fa = f.features(f.fa, ia.Text)
-			e.Exact = eval.Jaccard(f.fa, f.fb)
-			if e.Exact < t {
-				continue
-			}
-		case dedup.VerifyEstimate:
-			if e.Est < t {
-				continue
-			}
+		if f.v.Exact() {
+			f.fa = f.v.Features(f.fa, ia.Text)
 		}
-		emit(e)
+		d, ok := f.v.Verify(f.sa, f.sb, f.fa, f.fb)
+		if !ok {
+			continue
+		}
+		emit(Edge{A: h.A, B: b, IDA: ia.ID, IDB: ib.ID, Est: d.Est, Exact: d.Exact,
+			LenA: ia.Length, LenB: ib.Length, KeepA: ia.Keep, KeepB: ib.Keep, HasKeepA: ia.HasKeep, HasKeepB: ib.HasKeep})
 	}
 	return nil
 }
@@ -256,7 +237,7 @@ func edgeMembers(e Edge, emit func(uint64, Member)) {
 }
 
 // Hist is the pair-similarity histogram of the verified pairs (bins of
-// dedup.HistogramBin).
+// jobspec.HistogramBin).
 type Hist struct {
 	// Est and Exact count the pairs by estimated and by exact similarity;
 	// Exact is filled even when not computed (bin 0), and the driver then
@@ -264,6 +245,6 @@ type Hist struct {
 	Est, Exact []int64
 }
 
-const histBins = dedup.HistogramBins
+const histBins = jobspec.HistogramBins
 
-func histBin(x float64) int { return dedup.HistogramBin(x) }
+func histBin(x float64) int { return jobspec.HistogramBin(x) }

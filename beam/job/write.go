@@ -11,7 +11,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // Sorted, sharded outputs. Each output is cut into shards by ranges of its
@@ -29,7 +29,7 @@ import (
 // dedup's file name.
 
 // PairLine is a pairs.tsv line with its sort key: the row's (IDA, IDB, A,
-// B) in an encoding whose bytewise order is dedup.ComparePairRows's.
+// B) in an encoding whose bytewise order is jobspec.ComparePairRows's.
 type PairLine struct {
 	Key, Text []byte // the sort key; the line, newline included
 	Marker    bool   // an empty placeholder that makes sure a shard is written
@@ -48,7 +48,7 @@ func appendKeyBytes(dst, b []byte) []byte {
 }
 
 func pairLine(e Edge) PairLine {
-	r := dedup.NewPairRow(e.IDA, e.IDB, e.A, e.B, e.Est, e.Exact)
+	r := jobspec.NewPairRow(e.IDA, e.IDB, e.A, e.B, jobspec.Verdict{Est: e.Est, Exact: e.Exact})
 	k := appendKeyBytes(nil, r.IDA)
 	k = appendKeyBytes(k, r.IDB)
 	k = binary.BigEndian.AppendUint64(k, r.A)
@@ -159,7 +159,7 @@ func (f *writePairsFn) ProcessElement(ctx context.Context, shard int, it func(*P
 		}
 	}
 	slices.SortFunc(lines, func(x, y PairLine) int { return bytes.Compare(x.Key, y.Key) })
-	return writeOutput(ctx, f.C.Out, f.C.shardName(dedup.PairsFile, shard, sp.N), func(w *bufio.Writer) error {
+	return writeOutput(ctx, f.C.Out, f.C.shardName(jobspec.PairsFile, shard, sp.N), func(w *bufio.Writer) error {
 		for _, l := range lines {
 			if _, err := w.Write(l.Text); err != nil {
 				return err
@@ -249,16 +249,9 @@ func (f *writeClustersFn) ProcessElement(ctx context.Context, shard int, it func
 		return 0
 	})
 	var line []byte
-	return writeOutput(ctx, f.C.Out, f.C.shardName(dedup.ClustersFile, shard, f.Shards), func(w *bufio.Writer) error {
+	return writeOutput(ctx, f.C.Out, f.C.shardName(jobspec.ClustersFile, shard, f.Shards), func(w *bufio.Writer) error {
 		for i, c := range cs {
-			cl := dedup.ClusterLine{Cluster: int(offset) + i, Size: len(c.Members), Kept: string(c.Kept)}
-			for _, m := range c.Members {
-				cl.Members = append(cl.Members, string(m))
-			}
-			var err error
-			if line, err = dedup.AppendClusterLine(line[:0], &cl); err != nil {
-				return err
-			}
+			line = jobspec.AppendClusterLine(line[:0], int(offset)+i, c.Kept, c.Members)
 			if _, err := w.Write(line); err != nil {
 				return err
 			}
@@ -297,7 +290,7 @@ func (f *writeKeptFn) ProcessElement(ctx context.Context, shard int, splits func
 		return err
 	}
 	var doc corpus.Document
-	return writeOutput(ctx, f.C.Out, f.C.shardName(dedup.KeptFile, shard, f.Shards), func(w *bufio.Writer) error {
+	return writeOutput(ctx, f.C.Out, f.C.shardName(jobspec.KeptFile, shard, f.Shards), func(w *bufio.Writer) error {
 		cw, err := corpus.NewWriter(w, f.C.Corpus.options())
 		if err != nil {
 			return err

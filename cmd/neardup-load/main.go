@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/indexload"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/server"
 )
@@ -437,7 +438,7 @@ func build(ctx context.Context, out io.Writer, dir, corpusPath string, bits int)
 		return nil, err
 	}
 	defer db.Close()
-	st, err := db.BuildFromCorpus(ctx, []string{corpusPath}, nil, nil, 0, nil)
+	st, err := indexload.Build(ctx, db, []string{corpusPath}, nil, nil, 0, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,104 +5,26 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/internal/jobflags"
 )
 
-type dedupOptions struct {
-	out       string
-	threshold float64
-	recall    float64
-	bands     int
-	rows      int
-	probe     int
-	bucketCap int
-	verify    string
-	cluster   string
-	keep      string
-	workers   int
-	memory    string
-	tmpDir    string
-	quiet     bool
-	golden    string
-	sketch    sketchFlags
-	corpus    corpusFlags
-}
-
-func (o *dedupOptions) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVarP(&o.out, "out", "o", "", "output directory for kept.jsonl, clusters.jsonl, pairs.tsv, report.json (required)")
-	fs.Float64Var(&o.threshold, "threshold", 0.8, "Jaccard similarity at or above which documents are near duplicates")
-	fs.Float64Var(&o.recall, "recall", 0.99, "probability that a pair at the threshold becomes a candidate; bands are chosen from it")
-	fs.IntVar(&o.bands, "bands", 0, "LSH bands (with --rows; default: chosen from --threshold and --recall)")
-	fs.IntVar(&o.rows, "rows", 0, "LSH rows per band (with --bands)")
-	fs.IntVar(&o.probe, "multi-probe", 0, "also match bands that differ in up to this many rows (0, 1 or 2)")
-	fs.IntVar(&o.bucketCap, "bucket-cap", lsh.DefaultCap, "largest bucket paired in full; larger ones link to one member")
-	fs.StringVar(&o.verify, "verify", "exact", "candidate check: exact (Jaccard of the feature sets), estimate (signatures) or none")
-	fs.StringVar(&o.cluster, "cluster", "components", "grouping: components (union-find) or star (every member ≥ threshold to the kept document)")
-	fs.StringVar(&o.keep, "keep", "first", "document kept per cluster: first, longest or field:NAME (largest numeric value)")
-	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (default: all cores)")
-	fs.StringVar(&o.memory, "memory", "4GiB", "memory budget for corpus-sized data; past it, runs spill to disk")
-	fs.StringVar(&o.tmpDir, "tmp-dir", "", "directory for spill files (default: the system temporary directory)")
-	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
-	fs.StringVar(&o.golden, "golden", "", "truth file (from eval truth, or id pairs) to score the run against, into report.json and report.html")
-	o.sketch.AddFlags(fs)
-	o.corpus.AddFlags(fs)
-}
-
-func (o *dedupOptions) build(io IO) (*dedup.Options, error) {
-	if o.out == "" {
-		return nil, usagef("--out is required")
-	}
-	spec, params, err := o.sketch.build()
+// buildDedupOptions returns the options of a dedup run from its flags (jobflags.Dedup,
+// which neardup-beam registers too); every bad value is a usage error.
+func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
+	opts, err := f.Options(io.In)
 	if err != nil {
-		return nil, err
-	}
-	c, err := o.corpus.build(io)
-	if err != nil {
-		return nil, err
-	}
-	opts := &dedup.Options{Corpus: c, Spec: spec, Params: params, Threshold: o.threshold, Recall: o.recall,
-		BucketCap: o.bucketCap, Workers: o.workers, TempDir: o.tmpDir, Golden: o.golden}
-	if (o.bands > 0) != (o.rows > 0) {
-		return nil, usagef("--bands and --rows go together")
-	}
-	if o.bands > 0 {
-		opts.Bands = lsh.Params{Bands: o.bands, Rows: o.rows, Probe: o.probe}
-	} else if o.probe > 0 {
-		b, err := lsh.ForRecall(o.threshold, params.K, o.recall)
-		if err != nil {
-			return nil, usageError{err}
-		}
-		b.Probe = o.probe
-		opts.Bands = b
-	}
-	if opts.Verify, err = dedup.ParseVerify(o.verify); err != nil {
 		return nil, usageError{err}
 	}
-	if opts.Cluster, err = dedup.ParseClusterMode(o.cluster); err != nil {
-		return nil, usageError{err}
-	}
-	if opts.Keep, err = cluster.ParsePolicy(o.keep); err != nil {
-		return nil, usageError{err}
-	}
-	if opts.Memory, err = dedup.ParseBytes(o.memory); err != nil {
-		return nil, usageError{err}
-	}
-	if !o.quiet && io.ErrIsTerminal {
+	if !f.Quiet && io.ErrIsTerminal {
 		opts.Progress = io.Err
-	}
-	opts.EnsureDefaults()
-	if err := opts.Validate(); err != nil {
-		return nil, usageError{err}
 	}
 	return opts, nil
 }
 
 func newDedupCmd(io IO) *cobra.Command {
-	o := &dedupOptions{}
+	f := &jobflags.Dedup{}
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
@@ -123,14 +45,14 @@ precision, recall by similarity band, adjusted Rand index, in both reports.`,
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := o.build(io)
+			opts, err := buildDedupOptions(io, f)
 			if err != nil {
 				return err
 			}
-			return runDedup(cmd.Context(), io, args, o.out, opts)
+			return runDedup(cmd.Context(), io, args, f.Out, opts)
 		},
 	}
-	o.AddFlags(cmd.Flags())
+	f.AddFlags(cmd.Flags())
 	return cmd
 }
 

@@ -18,10 +18,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/shingle"
@@ -422,7 +422,7 @@ func readClusters(path string) ([][]string, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var c dedup.ClusterLine
+		var c jobspec.ClusterLine
 		if err := json.Unmarshal(line, &c); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, i+1, err)
 		}
@@ -442,17 +442,17 @@ func runEvalScore(o *evalScoreOptions) (*eval.Score, error) {
 	}
 	reportPath := o.report
 	if reportPath == "" {
-		if p := filepath.Join(filepath.Dir(o.pairs), dedup.ReportFile); fileExists(p) {
+		if p := filepath.Join(filepath.Dir(o.pairs), jobspec.ReportFile); fileExists(p) {
 			reportPath = p
 		}
 	}
-	var rep *dedup.Report
+	var rep *jobspec.Report
 	if reportPath != "" {
 		data, err := os.ReadFile(reportPath)
 		if err != nil {
 			return nil, err
 		}
-		rep = &dedup.Report{}
+		rep = &jobspec.Report{}
 		if err := json.Unmarshal(data, rep); err != nil {
 			return nil, fmt.Errorf("%s: %w", reportPath, err)
 		}

@@ -12,10 +12,11 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/bytesize"
+	"github.com/neardup/neardup/internal/indexload"
 	"github.com/neardup/neardup/internal/progress"
-	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // indexFlags say which index to open (Pebble in --data, or Redis) and, for a
@@ -71,26 +72,17 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 	if changed("scheme", "num-perm", "bits", "seed") {
 		o.Params = params
 	}
-	if (f.bands > 0) != (f.rows > 0) {
-		return o, usagef("--bands and --rows go together")
-	}
-	if f.bands > 0 {
-		o.Bands = lsh.Params{Bands: f.bands, Rows: f.rows, Probe: f.probe}
-	} else if f.probe > 0 {
-		k := params.K
+	if f.bands != 0 || f.rows != 0 || f.probe != 0 {
 		t := f.threshold
 		if t == 0 {
 			t = index.DefaultThreshold
 		}
-		b, err := lsh.ForRecall(t, k, f.recall)
-		if err != nil {
+		if o.Bands, err = sketch.Banding(f.bands, f.rows, f.probe, t, params.K, f.recall); err != nil {
 			return o, usageError{err}
 		}
-		b.Probe = f.probe
-		o.Bands = b
 	}
 	o.Threshold, o.Recall, o.BucketCap = f.threshold, f.recall, f.bucketCap
-	cache, err := dedup.ParseBytes(f.cacheSize)
+	cache, err := bytesize.Parse(f.cacheSize)
 	if err != nil {
 		return o, usageError{err}
 	}
@@ -177,7 +169,7 @@ first to drop them). Ids must be unique; texts without any shingle are skipped.`
 			if err != nil {
 				return err
 			}
-			mem, err := dedup.ParseBytes(o.memory)
+			mem, err := bytesize.Parse(o.memory)
 			if err != nil {
 				return usageError{err}
 			}
@@ -209,7 +201,7 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
-	st, err := db.BuildFromCorpus(ctx, inputs, copts, bopts, o.workers, func(records, bytes int64) {
+	st, err := indexload.Build(ctx, db, inputs, copts, bopts, o.workers, func(records, bytes int64) {
 		bar.Add(records-lastDocs, bytes-lastBytes)
 		lastDocs, lastBytes, read = records, bytes, bytes
 	})

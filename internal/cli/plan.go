@@ -3,12 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"math"
+	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/bytesize"
+	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/plan"
 	"github.com/neardup/neardup/shingle"
@@ -108,30 +113,93 @@ per document spread over [threshold, 1], every other pair at --background. With
 	return cmd
 }
 
+// Limits of plan's numeric flags that plan.Input does not state.
+const (
+	// maxSampleDraws bounds --sample-draws: each draw is one Jaccard
+	// similarity of two sample documents; a billion take minutes.
+	maxSampleDraws = 1_000_000_000
+)
+
+// checkFlags checks every numeric flag against its range before anything is
+// read: plan.Input reads zeros as "default", so a 0 given on the command
+// line (where the flags' defaults are not 0) is refused here, as is any
+// value that would overflow on the way into plan.Input.
+func (o *planOptions) checkFlags() error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	whole := func(x float64) bool { return finite(x) && x == math.Trunc(x) }
+	withSample := o.sample != ""
+	for _, c := range []struct {
+		name  string
+		value any
+		ok    bool
+		want  string
+	}{
+		{"documents", o.documents, o.documents == 0 && withSample || whole(o.documents) && o.documents >= 2 && o.documents <= plan.MaxDocuments,
+			"a whole number from 2 to 2^53 (with --sample, 0 for the sample's size)"},
+		{"features", o.features, o.features == 0 && withSample || o.features >= 1 && o.features <= plan.MaxFeatures,
+			"1 to 2^30 distinct features per document (with --sample, 0 for the sample's mean)"},
+		{"doc-bytes", o.docBytes, o.docBytes == 0 || o.docBytes >= 1 && o.docBytes <= plan.MaxFeatures,
+			"1 to 2^30 bytes, or 0 for the sample's mean or 6 bytes per feature"},
+		{"threshold", o.threshold, o.threshold > 0 && o.threshold < 1, "0 < t < 1"},
+		{"recall", o.recall, o.recall > 0 && o.recall <= 1, "0 < recall <= 1"},
+		{"precision", o.precision, o.precision != 0 && o.precision <= 1 && finite(o.precision),
+			"a share up to 1, or a negative number for no target (0 is neither)"},
+		{"fp-weight", o.fpWeight, o.fpWeight >= 0 && finite(o.fpWeight), "a finite weight, at least 0"},
+		{"fn-weight", o.fnWeight, o.fnWeight >= 0 && finite(o.fnWeight), "a finite weight, at least 0"},
+		{"docs-per-second", o.rate, o.rate >= 0 && finite(o.rate), "a finite rate, at least 0 (0: no throughput lines)"},
+		{"background", o.background, o.background > 0 && o.background < o.threshold,
+			"0 < background < threshold (a tiny value such as 1e-6 stands for none)"},
+		{"duplicates", o.duplicates, o.duplicates > 0 && finite(o.duplicates) && (o.documents == 0 || o.duplicates <= o.documents-1),
+			"more than 0 and at most documents - 1 partners per document"},
+		{"key-bits", o.keyBits, o.keyBits >= 16 && o.keyBits <= 64, "16 to 64"},
+		{"num-perm", o.k, o.k >= 0 && o.k <= lsh.MaxSlots, fmt.Sprintf("1 to %d, or 0 to choose", lsh.MaxSlots)},
+		{"bits", o.bits, o.bits == 0 || slices.Contains(plan.SlotWidths, o.bits), "1, 2, 4, 8, 16, 32 or 64, or 0 to choose"},
+		{"sample-floor", o.sampleFloor, !withSample || o.sampleFloor > 0 && o.sampleFloor <= o.threshold, "0 < floor <= threshold"},
+		{"sample-draws", o.sampleDraws, o.sampleDraws >= 1 && o.sampleDraws <= maxSampleDraws, "1 to 1,000,000,000"},
+		{"workers", o.workers, jobspec.CheckWorkers(o.workers) == nil, fmt.Sprintf("0 (all cores) to %d", jobspec.MaxWorkers)},
+	} {
+		if !c.ok {
+			return usagef("--%s %v: want %s", c.name, c.value, c.want)
+		}
+	}
+	if withSample {
+		if _, err := os.Stat(o.sample); err != nil {
+			return usagef("--sample %s: %w", o.sample, err)
+		}
+	}
+	return nil
+}
+
 func (o *planOptions) input(cmd *cobra.Command) (plan.Input, error) {
+	if o.sample == "" && (o.documents == 0 || o.features == 0) {
+		return plan.Input{}, usagef("--documents and --features are required without --sample")
+	}
+	if err := o.checkFlags(); err != nil {
+		return plan.Input{}, err
+	}
 	scheme, err := minhash.ParseScheme(o.scheme)
 	if err != nil {
-		return plan.Input{}, usageError{err}
+		return plan.Input{}, usageError{fmt.Errorf("--scheme %s: %w", o.scheme, err)}
 	}
 	in := plan.Input{Documents: int64(o.documents), MeanFeatures: o.features, DocBytes: o.docBytes, Threshold: o.threshold,
 		Recall: o.recall, Precision: o.precision, FPWeight: o.fpWeight, FNWeight: o.fnWeight, DocsPerSecond: o.rate,
 		Background: o.background, Duplicates: o.duplicates, KeyBits: o.keyBits, K: o.k, Bits: o.bits, Scheme: scheme}
 	if o.memory != "" {
-		if in.Memory, err = dedup.ParseBytes(o.memory); err != nil {
-			return in, usageError{err}
+		if in.Memory, err = bytesize.Parse(o.memory); err != nil {
+			return in, usageError{fmt.Errorf("--memory %s: %w", o.memory, err)}
+		}
+		if in.Memory == 0 {
+			return in, usagef("--memory %s: want a positive size (leave it out for no budget)", o.memory)
 		}
 	}
 	if o.sample != "" {
 		spec, err := shingle.Parse(o.shingle)
 		if err != nil {
-			return in, usageError{err}
+			return in, usageError{fmt.Errorf("--shingle %s: %w", o.shingle, err)}
 		}
 		copts, err := o.corpus.build(IO{}) // a sample is a file, never standard input
 		if err != nil {
 			return in, err
-		}
-		if !(o.sampleFloor > 0 && o.sampleFloor <= o.threshold) {
-			return in, usagef("--sample-floor %v; want 0 < floor <= threshold", o.sampleFloor)
 		}
 		fc, err := loadFeatures(cmd.Context(), []string{o.sample}, copts, spec, o.workers)
 		if err != nil {
@@ -141,8 +209,6 @@ func (o *planOptions) input(cmd *cobra.Command) (plan.Input, error) {
 		if err != nil {
 			return in, err
 		}
-	} else if o.documents == 0 || o.features == 0 {
-		return in, usagef("--documents and --features are required without --sample")
 	}
 	in = in.EnsureDefaults()
 	if err := in.Validate(); err != nil {

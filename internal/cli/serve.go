@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/server"
 )
 
@@ -86,13 +86,13 @@ func (o *serveOptions) build() (*server.Options, error) {
 		s   string
 		dst *int64
 	}{{o.maxBody, &so.MaxBodyBytes}, {o.maxBatchBody, &so.MaxBatchBytes}} {
-		n, err := dedup.ParseBytes(v.s)
+		n, err := bytesize.Parse(v.s)
 		if err != nil {
 			return nil, usageError{err}
 		}
 		*v.dst = n
 	}
-	n, err := dedup.ParseBytes(o.maxText)
+	n, err := bytesize.Parse(o.maxText)
 	if err != nil {
 		return nil, usageError{err}
 	}

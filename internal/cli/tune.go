@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sigfile"
 	"github.com/neardup/neardup/tune"
@@ -78,7 +78,7 @@ func (o *tuneOptions) build() (*tune.Options, error) {
 		opts.Bandings = b
 	}
 	var err error
-	if opts.Memory, err = dedup.ParseBytes(o.memory); err != nil {
+	if opts.Memory, err = bytesize.Parse(o.memory); err != nil {
 		return nil, usageError{err}
 	}
 	if opts.Memory < tune.MinMemory {

@@ -4,9 +4,11 @@
 // and the bin update of neighbouring features overlap in the CPU.
 //
 // It holds only what the two packages must agree on: the bin state (Bins) and
-// a hook (AddText) that package shingle fills in at init. It is internal
-// because neither is API: the public paths are shingle.Shingler.AppendFeatures
-// and minhash.Hasher.SignText, and the tests of package minhash check that
+// the reference loop (Add). The call goes the way the imports go: minhash
+// imports shingle and calls shingle.Shingler.AddBins with a *Bins, so there is
+// no hook to fill in and no mutable global. It is internal because Bins is
+// not API: the public paths are shingle.Shingler.AppendFeatures and
+// minhash.Hasher.SignText, and the tests of package minhash check that
 // SignText gives exactly the signature of Sign over AppendFeatures.
 package fused
 
@@ -24,22 +26,13 @@ type Bins struct {
 
 	// Feats, when not empty, receives the features themselves while they
 	// fit, so that a short set can be densified without shingling the text
-	// again; AddText sets Kept to how many it stored. Only the paths where
+	// again; AddBins sets Kept to how many it stored. Only the paths where
 	// it costs next to nothing keep them (a set of more than len(Feats)/4
 	// character n-grams is binned by the vector kernel and keeps none):
-	// Kept equals AddText's count exactly when every feature was kept.
+	// Kept equals AddBins's count exactly when every feature was kept.
 	Feats []uint64
 	Kept  int
 }
-
-// AddText adds the features of text under sh, a *shingle.Shingler, to b and
-// returns how many it added (with repeats): the features AppendFeatures would
-// return, bin by bin, without storing them. It does not allocate.
-//
-// Package shingle sets it in an init function, so it is set whenever a
-// *shingle.Shingler exists. sh is typed any only because this package cannot
-// import package shingle (which imports it).
-var AddText func(sh any, text []byte, b *Bins) int
 
 // Add puts the values v = f·mult of the features fs into mins, a power of two
 // of bins, bin v >> shift. It is the reference loop for kernels that have

@@ -30,7 +30,7 @@ import (
 
 	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/beam/job"
-	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/jobflags"
 )
 
 func main() {
@@ -86,9 +86,10 @@ EXIT STATUS
   130  interrupted
 `
 
-// options are neardup dedup's flags and the Beam job's own.
+// options are neardup dedup's flags (the one flag set, jobflags.Dedup) and
+// the Beam job's own.
 type options struct {
-	dedup      dedup.Flags
+	dedup      jobflags.Dedup
 	singleFile bool
 	shardLines int
 	rounds     int
@@ -104,9 +105,9 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
 	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
 	fs.BoolVar(&o.singleFile, "single-file", false, "write kept.jsonl, clusters.jsonl and pairs.tsv as single files (one worker each) instead of shards")
-	fs.IntVar(&o.shardLines, "shard-lines", 1_000_000, "lines per pairs.tsv shard")
-	fs.IntVar(&o.partitions, "partitions", 0, "partitions of the band-key space, a power of two up to 65536 (default: one per 64 MiB of input)")
-	fs.IntVar(&o.rounds, "cc-rounds", 4, "connected-components rounds per pipeline (pipelines repeat until a fixed point)")
+	fs.IntVar(&o.shardLines, "shard-lines", job.DefaultShardLines, "lines per pairs.tsv shard, at least 1")
+	fs.IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("partitions of the band-key space, a power of two up to %d (default: one per 64 MiB of input)", job.MaxPartitions))
+	fs.IntVar(&o.rounds, "cc-rounds", job.DefaultRounds, fmt.Sprintf("connected-components rounds per pipeline, 1 to %d (pipelines repeat until a fixed point)", job.MaxRounds))
 	fs.BoolVarP(&o.verbose, "verbose", "v", false, "log the runner's messages (info level)")
 }
 
@@ -183,9 +184,29 @@ state between pipelines and must be reachable by every worker.`,
 	return cmd
 }
 
+// check refuses the Beam job's own flags out of range (their zero values
+// included, which job.Options would read as defaults).
+func (o *options) check() error {
+	if err := job.CheckShardLines(o.shardLines); err != nil {
+		return fmt.Errorf("--shard-lines %d: %w", o.shardLines, err)
+	}
+	if o.partitions != 0 {
+		if err := job.CheckPartitions(o.partitions); err != nil {
+			return fmt.Errorf("--partitions %d: %w", o.partitions, err)
+		}
+	}
+	if err := job.CheckRounds(o.rounds); err != nil {
+		return fmt.Errorf("--cc-rounds %d: %w", o.rounds, err)
+	}
+	return nil
+}
+
 func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Writer) error {
-	opts, err := o.dedup.Options()
+	opts, err := o.dedup.Options(nil) // standard input is refused: workers cannot read it
 	if err != nil {
+		return usageError{err}
+	}
+	if err := o.check(); err != nil {
 		return usageError{err}
 	}
 	if *jobopts.Async {

@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -39,91 +35,6 @@ func runCLI(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	var out, errb bytes.Buffer
 	code = Main(context.Background(), args, &out, &errb)
 	return code, out.String(), errb.String()
-}
-
-// TestFlagsMatchNeardup checks that neardup-beam takes every flag of
-// neardup dedup with the same name, shorthand and (literal) default. It reads
-// them from the source of internal/cli, whose packages this module does not
-// build (they would bring the service's dependencies into it).
-func TestFlagsMatchNeardup(t *testing.T) {
-	fset := token.NewFileSet()
-	type want struct{ short, def string }
-	wantFlags := map[string]want{}
-	for _, name := range []string{"dedup.go", "flags.go"} {
-		f, err := parser.ParseFile(fset, filepath.Join(cliDir, name), nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range f.Decls {
-			fn, ok := d.(*ast.FuncDecl)
-			if !ok || fn.Name.Name != "AddFlags" || fn.Recv == nil {
-				continue
-			}
-			recv := types(fn.Recv.List[0].Type)
-			if recv != "dedupOptions" && recv != "sketchFlags" && recv != "corpusFlags" {
-				continue
-			}
-			ast.Inspect(fn.Body, func(n ast.Node) bool {
-				call, ok := n.(*ast.CallExpr)
-				if !ok {
-					return true
-				}
-				sel, ok := call.Fun.(*ast.SelectorExpr)
-				if !ok || !strings.HasSuffix(sel.Sel.Name, "Var") && !strings.HasSuffix(sel.Sel.Name, "VarP") {
-					return true
-				}
-				args := call.Args[1:] // after &o.field
-				lit := func(e ast.Expr) string {
-					if b, ok := e.(*ast.BasicLit); ok {
-						if b.Kind == token.STRING {
-							v, _ := strconv.Unquote(b.Value)
-							return v
-						}
-						return b.Value
-					}
-					if id, ok := e.(*ast.Ident); ok && (id.Name == "true" || id.Name == "false") {
-						return id.Name
-					}
-					return "?" // not a literal: not compared
-				}
-				w := want{}
-				name := lit(args[0])
-				if strings.HasSuffix(sel.Sel.Name, "VarP") {
-					w.short, args = lit(args[1]), args[1:]
-				}
-				w.def = lit(args[1])
-				wantFlags[name] = w
-				return true
-			})
-		}
-	}
-	if len(wantFlags) < 20 {
-		t.Fatalf("only %d flags found in %s", len(wantFlags), cliDir)
-	}
-	ours := newRoot(&bytes.Buffer{}, &bytes.Buffer{}).Flags()
-	for name, w := range wantFlags {
-		g := ours.Lookup(name)
-		if g == nil {
-			t.Errorf("--%s: missing", name)
-			continue
-		}
-		if g.Shorthand != w.short || w.def != "?" && g.DefValue != w.def {
-			t.Errorf("--%s: got -%s default %q; want -%s default %q", name, g.Shorthand, g.DefValue, w.short, w.def)
-		}
-	}
-}
-
-const cliDir = "../../../internal/cli"
-
-// types names a receiver type (*T or T).
-func types(e ast.Expr) string {
-	if s, ok := e.(*ast.StarExpr); ok {
-		e = s.X
-	}
-	if id, ok := e.(*ast.Ident); ok {
-		return id.Name
-	}
-	return ""
 }
 
 // TestSameOutputsAsNeardup runs both commands on the bundled sample.
@@ -167,6 +78,19 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"-o", out, filepath.Join(out, "missing.jsonl")}, exitFailure, "missing.jsonl"},
 		{[]string{"-o", out, filepath.Join(out, "*.jsonl")}, exitFailure, "matches no file"},
 		{[]string{"--async", "-o", out, sample}, exitUsage, "--async"},
+		// Every value out of range is refused before any pipeline runs: the
+		// flags shared with neardup dedup (one flag set) and the job's own,
+		// whose zeros job.Options would read as defaults.
+		{[]string{"--threshold", "0", "-o", out, sample}, exitUsage, "--threshold 0"},
+		{[]string{"--memory", "1e30GiB", "-o", out, sample}, exitUsage, "--memory"},
+		{[]string{"--bucket-cap", "0", "-o", out, sample}, exitUsage, "--bucket-cap 0"},
+		{[]string{"--shard-lines", "0", "-o", out, sample}, exitUsage, "--shard-lines 0"},
+		{[]string{"--shard-lines", "-5", "-o", out, sample}, exitUsage, "--shard-lines -5"},
+		{[]string{"--partitions", "3", "-o", out, sample}, exitUsage, "--partitions 3"},
+		{[]string{"--partitions", "-2", "-o", out, sample}, exitUsage, "--partitions -2"},
+		{[]string{"--partitions", "131072", "-o", out, sample}, exitUsage, "--partitions 131072"},
+		{[]string{"--cc-rounds", "0", "-o", out, sample}, exitUsage, "--cc-rounds 0"},
+		{[]string{"--cc-rounds", "65", "-o", out, sample}, exitUsage, "--cc-rounds 65"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {

@@ -28,8 +28,8 @@ import (
 	"runtime"
 	"strings"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/internal/atomicfile"
+	"github.com/neardup/neardup/internal/bytesize"
 )
 
 func main() {
@@ -63,7 +63,7 @@ func run(src, out string, docs int, size string, dup, maxEdit float64, meanSent 
 	}
 	var limit int64
 	if size != "" {
-		if limit, err = dedup.ParseBytes(size); err != nil {
+		if limit, err = bytesize.Parse(size); err != nil {
 			return err
 		}
 	}

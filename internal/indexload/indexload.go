@@ -1,32 +1,41 @@
-package index
+// Package indexload bulk-loads corpora into a new Pebble index: it reads them
+// (package corpus, on internal/corpuspipe's workers), signs every document
+// with the index's signer (the batch job's sign-and-band, internal/jobspec)
+// and adds the signatures to the index's bulk builder in input order. It
+// lives outside package index so that the index reads no corpus formats;
+// "neardup index build" and the load generator use it.
+package indexload
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/corpuspipe"
 )
 
-// CorpusBuildStats report a BuildFromCorpus.
-type CorpusBuildStats struct {
-	BuildStats
+// Stats report a Build.
+type Stats struct {
+	index.BuildStats
 	// Records counts the records read; Bad those skipped as unparsable
-	// (under corpus.Options.SkipBad); Empty those whose text has no feature
-	// (not indexed: they would all match each other).
+	// (under corpus.Options.SkipBad) or too long; Empty those whose text has
+	// no feature (not indexed: they would all match each other).
 	Records, Bad, Empty int64
 	// Bytes counts the raw bytes of the records read.
 	Bytes int64
 }
 
-// BuildFromCorpus bulk-builds the empty index d from corpus files (JSONL,
-// Parquet, text, directories; see package corpus): records are parsed and
-// signed on workers goroutines (0: all cores) with the index's Signer, and
-// added to a Builder in input order, so the result does not depend on
-// workers. progress, if not nil, is called after each batch with the
-// records and bytes read so far. Metadata is not read from the corpus.
-func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus.Options, bopts *BuildOptions, workers int, progress func(records, bytes int64)) (CorpusBuildStats, error) {
-	var st CorpusBuildStats
+// Build bulk-builds the empty index db from corpus files (JSONL, Parquet,
+// text, directories; see package corpus; nil copts means the defaults):
+// records are parsed and signed on workers goroutines (0: all cores) with the
+// index's Signer and added to a Builder (bopts; nil means the defaults) in
+// input order, so the result does not depend on workers. progress, if not
+// nil, is called after each batch with the records and bytes read so far.
+// Ids must be 1 to index.MaxIDLen bytes; an error names the file and line.
+// On error the build is aborted and the index left empty.
+func Build(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Options, bopts *index.BuildOptions, workers int, progress func(records, bytes int64)) (Stats, error) {
+	var st Stats
 	var co corpus.Options
 	if copts != nil {
 		co = *copts
@@ -36,7 +45,7 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 		return st, err
 	}
 	defer reader.Close()
-	b, err := d.NewBuilder(bopts)
+	b, err := db.NewBuilder(bopts)
 	if err != nil {
 		return st, err
 	}
@@ -46,7 +55,7 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 			b.Abort()
 		}
 	}()
-	cfg := d.cfg
+	cfg := db.Config()
 	words := cfg.Params.Words()
 	type signed struct {
 		ids   []byte
@@ -65,8 +74,8 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 					res.ids, res.idEnd, res.sigs, res.empty = res.ids[:0], res.idEnd[:0], res.sigs[:0], 0
 				},
 				Document: func(res *signed, rec *corpus.Record, doc *corpus.Document) error {
-					if len(doc.ID) == 0 || len(doc.ID) > MaxIDLen {
-						return fmt.Errorf("%s:%d: %w: id of %d bytes, want 1..%d", rec.File, rec.Line, ErrInvalidDocument, len(doc.ID), MaxIDLen)
+					if len(doc.ID) == 0 || len(doc.ID) > index.MaxIDLen {
+						return fmt.Errorf("%s:%d: %w: id of %d bytes, want 1..%d", rec.File, rec.Line, index.ErrInvalidDocument, len(doc.ID), index.MaxIDLen)
 					}
 					n := len(res.sigs)
 					sig, empty := signer.Sign(res.sigs, doc.Text)
@@ -86,7 +95,7 @@ func (d *DB) BuildFromCorpus(ctx context.Context, inputs []string, copts *corpus
 			res := &batch.Result
 			prev := 0
 			for i, end := range res.idEnd {
-				doc := Doc{ID: string(res.ids[prev:end]), Sig: res.sigs[i*words : (i+1)*words]}
+				doc := index.Doc{ID: string(res.ids[prev:end]), Sig: res.sigs[i*words : (i+1)*words]}
 				prev = end
 				if err := b.Add(doc); err != nil {
 					return err

@@ -1,0 +1,142 @@
+package jobspec
+
+import (
+	"slices"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/radix"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/shingle"
+)
+
+// Job is a resolved job: what decides a deduplication's outputs, after
+// defaults, validation and the choice of bands, as plain data that every
+// driver's stages read (neardup-beam ships it to its workers inside its
+// DoFns; it round-trips through encoding/json). The corpus options are not
+// part of it (standard input cannot be shipped); neither are the driver's
+// resources (workers, memory, temporary directory). Make one with
+// Options.Job; a Job is a value, safe to copy and to share.
+type Job struct {
+	// Sketch chooses and parameterises the sketch.
+	Sketch sketch.Config
+	// Threshold is the Jaccard similarity of a near duplicate.
+	Threshold float64
+	// Recall is the recall target the bands were chosen for (reported even
+	// when Options.Bands fixed them).
+	Recall float64
+	// BucketCap is the largest bucket paired in full, in documents.
+	BucketCap int
+	// Verify is how candidate pairs are checked.
+	Verify Verify
+	// Cluster is how verified pairs become clusters.
+	Cluster ClusterMode
+	// Keep chooses the document each cluster keeps.
+	Keep cluster.Policy
+}
+
+// Job returns the job o describes: o with defaults filled in (o itself is
+// not changed), validated, and its bands chosen (Options.Banding). Errors
+// wrap ErrInvalidOptions or the failing package's sentinel.
+func (o *Options) Job() (Job, error) {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	c.EnsureDefaults()
+	if err := c.Validate(); err != nil {
+		return Job{}, err
+	}
+	bands, err := c.Banding()
+	if err != nil {
+		return Job{}, err
+	}
+	return Job{Sketch: sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands}, Threshold: c.Threshold, Recall: c.Recall,
+		BucketCap: c.BucketCap, Verify: c.Verify, Cluster: c.Cluster, Keep: c.Keep}, nil
+}
+
+// ClusterOptions returns the cluster options the verified pairs are
+// clustered with: the threshold as the similarity floor (0 under
+// VerifyNone, where every candidate links) and the keep policy.
+func (j *Job) ClusterOptions() *cluster.Options {
+	c := &cluster.Options{Threshold: j.Threshold, Keep: j.Keep}
+	if j.Verify == VerifyNone {
+		c.Threshold = 0
+	}
+	return c
+}
+
+// Verdict is what verification made of a candidate pair.
+type Verdict struct {
+	// Est is the similarity estimated from the signatures.
+	Est float64
+	// Exact is the exact Jaccard similarity of the feature sets, or −1
+	// when it was not computed (written as "-").
+	Exact float64
+}
+
+// Sim returns the similarity that decided the pair, and that clustering
+// compares with the threshold: the exact one when computed, else the
+// estimate.
+func (v Verdict) Sim() float64 {
+	if v.Exact >= 0 {
+		return v.Exact
+	}
+	return v.Est
+}
+
+// Verifier checks candidate pairs as the job says, for one goroutine: the
+// signature estimate always, the exact Jaccard similarity of the feature
+// sets under VerifyExact, and the threshold unless VerifyNone. Not safe for
+// concurrent use; deterministic.
+type Verifier struct {
+	sketch    sketch.Sketch
+	mode      Verify
+	threshold float64
+	sh        *shingle.Shingler // under VerifyExact
+	scratch   []uint64
+}
+
+// NewVerifier returns a Verifier of j's pairs, whose signatures are of
+// sketch sk (j.Sketch.New()).
+func (j *Job) NewVerifier(sk sketch.Sketch) (*Verifier, error) {
+	v := &Verifier{sketch: sk, mode: j.Verify, threshold: j.Threshold}
+	if j.Verify == VerifyExact {
+		var err error
+		if v.sh, err = shingle.New(j.Sketch.Spec); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Exact reports whether the Verifier needs feature sets (VerifyExact), so
+// that a driver keeps texts to compute them from.
+func (v *Verifier) Exact() bool { return v.mode == VerifyExact }
+
+// Features returns the feature set of text that exact verification compares:
+// its features sorted ascending without repeats, in dst's memory (dst[:0]
+// grown as needed). Only for a Verifier that is Exact.
+func (v *Verifier) Features(dst []uint64, text []byte) []uint64 {
+	f := v.sh.AppendFeatures(dst[:0], text)
+	if cap(v.scratch) < len(f) {
+		v.scratch = make([]uint64, len(f))
+	}
+	v.scratch = radix.Sort(f, v.scratch[:len(f)])
+	return slices.Compact(f)
+}
+
+// Verify checks the candidate pair whose signatures are sa and sb and, for
+// an Exact Verifier, whose feature sets (from Features) are fa and fb
+// (ignored otherwise). It returns the verdict and whether the pair passes.
+func (v *Verifier) Verify(sa, sb, fa, fb []uint64) (Verdict, bool) {
+	d := Verdict{Est: v.sketch.Similarity(sa, sb), Exact: -1}
+	switch v.mode {
+	case VerifyExact:
+		d.Exact = eval.Jaccard(fa, fb)
+		return d, d.Exact >= v.threshold
+	case VerifyEstimate:
+		return d, d.Est >= v.threshold
+	}
+	return d, true
+}

@@ -1,0 +1,35 @@
+package sketch_test
+
+import (
+	"fmt"
+
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// Example signs two near-duplicate texts, finds the bucket keys they share
+// and estimates their similarity.
+func Example() {
+	params := minhash.Params{}
+	params.EnsureDefaults()
+	bands, _ := lsh.ForRecall(0.8, params.K, 0.99)
+	sk, err := sketch.Config{Spec: shingle.Prose, Params: params, Bands: bands}.New()
+	if err != nil {
+		panic(err)
+	}
+	s, _ := sk.NewSketcher()
+	a, _ := s.Sign(nil, []byte("the quick brown fox jumps over the lazy dog by the river bank"))
+	b, _ := s.Sign(nil, []byte("The quick brown fox jumps over the lazy dog by the river bank!"))
+	ka, kb := s.AppendBucketKeys(nil, a), s.AppendBucketKeys(nil, b)
+	shared := 0
+	for i := range ka {
+		if ka[i] == kb[i] {
+			shared++
+		}
+	}
+	fmt.Printf("%d words a signature, %d of %d bucket keys shared, estimate %.2f\n", sk.Words(), shared, len(ka), sk.Similarity(a, b))
+	// Output:
+	// 64 words a signature, 16 of 16 bucket keys shared, estimate 1.00
+}

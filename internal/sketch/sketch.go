@@ -1,0 +1,289 @@
+// Package sketch is how neardup turns a document into what finds its near
+// duplicates: a fixed-size signature, the bucket keys under which it meets
+// its candidates, and the similarity estimate of two signatures. Every
+// driver (dedup, neardup-beam, the online index) signs, bands and estimates
+// through it, so that they find the same candidates; it is also the one
+// place that says how wide a bucket key is. It is not the deduplication job
+// (internal/jobspec holds that), and it reads no corpus.
+//
+// # The sketch seam
+//
+// Drivers use only Sketch and Sketcher, made by Config.New, the one switch
+// between sketches. MinHash (shingle features, minhash signatures, lsh band
+// keys) is the only sketch today. A second one, SimHash say, implements:
+//
+//   - Sketcher.Sign: the text's features hashed into one 64-bit
+//     fingerprint (Sketch.Words() = 1), and whether the text had none;
+//   - Sketch.AppendBucketKeys: one key per permutation table, the
+//     fingerprint's permuted block prefix mixed with the table number and cut
+//     to BucketKeyBits;
+//   - Sketch.Similarity: the estimate from the Hamming distance of two
+//     fingerprints (1 − d/64, mapped to the Jaccard scale the threshold is
+//     on);
+//   - Sketcher.Metrics: signatures and features (no bins);
+//
+// and adds to Config the field that selects it with its parameters and a
+// case in New and Config.AppendBucketKeys; the job adds its flag
+// (internal/jobflags) and its lines in report.json (jobspec.NewReport). The
+// drivers do not change: they store Words() words a document, group by
+// bucket keys, and verify through the Sketch.
+//
+// Everything here is deterministic; Sketch and Config values are safe to
+// share, a Sketcher belongs to one goroutine.
+package sketch
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// ErrInvalidConfig reports a Config that cannot make a sketch; check with
+// errors.Is (the failing package's sentinel, shingle's, minhash's or lsh's,
+// is wrapped instead when it has one).
+var ErrInvalidConfig = errors.New("sketch: invalid config")
+
+// Bucket keys and band-key entries. A bucket key is what documents must share
+// to become candidates; every driver groups by the same key, so that their
+// buckets, capped buckets and report.json agree. This is the one place that
+// says how wide it is.
+const (
+	// BucketKeyBits is the width of a bucket key: the high 32 bits of a
+	// 64-bit band key. Two different band values share them with
+	// probability 2^-32, which only adds a candidate that verification
+	// removes (or, under VerifyNone, a false pair).
+	BucketKeyBits = 32
+	// EntryDocBits is the width of the document field of a band-key entry,
+	// the rest of 64 bits: an entry is bucket<<EntryDocBits | document, so
+	// that entries sort by bucket, then document, and a run numbers at most
+	// 2^EntryDocBits documents (per partition, for neardup-beam).
+	EntryDocBits = 64 - BucketKeyBits
+)
+
+// Entries hold 32-bit document numbers (dedup's input positions, lsh's
+// Grouper): a bucket key wider than 32 bits needs wider entries, and this
+// declaration stops the build until they are.
+var _ [EntryDocBits - 32]struct{}
+
+// BucketKey returns the bucket key of a 64-bit band key: its high
+// BucketKeyBits bits.
+func BucketKey(bandKey uint64) uint64 { return bandKey >> (64 - BucketKeyBits) }
+
+// PackEntry returns the band-key entry of bucket key bucket and document doc
+// (an input position, or a number in document order).
+func PackEntry(bucket uint64, doc uint32) uint64 { return bucket<<EntryDocBits | uint64(doc) }
+
+// AppendEntries appends PackEntry(k, doc) for each bucket key k of keys to
+// dst and returns the extended slice.
+func AppendEntries(dst, keys []uint64, doc uint32) []uint64 {
+	for _, k := range keys {
+		dst = append(dst, k<<EntryDocBits|uint64(doc))
+	}
+	return dst
+}
+
+// EntryBucket returns the bucket key of an entry (or of an lsh.Bucket.Key,
+// which is an entry with its document bits cleared).
+func EntryBucket(e uint64) uint64 { return e >> EntryDocBits }
+
+// EntryDoc returns the document of an entry.
+func EntryDoc(e uint64) uint32 { return uint32(e) }
+
+// FormatBucketKey renders a bucket key as report.json lists it: the band
+// key's high bits in place, low bits zero, 16 hex digits.
+func FormatBucketKey(bucket uint64) string { return fmt.Sprintf("%016x", bucket<<EntryDocBits) }
+
+// Sketch is the job's sketch: how a text becomes a fixed-size signature, a
+// signature bucket keys, and two signatures a similarity estimate. It is the
+// seam a second sketch plugs into: the drivers (dedup, neardup-beam, the
+// index's signer) sign, band and estimate only through it and Sketcher, and
+// never name minhash or lsh for it. A Sketch is immutable and safe for
+// concurrent use; its results are deterministic. A second sketch implements
+// it and Sketcher (see the package doc).
+type Sketch interface {
+	// Words is the length of every signature, in uint64 words.
+	Words() int
+	// NewSketcher returns a Sketcher for one goroutine.
+	NewSketcher() (Sketcher, error)
+	// AppendBucketKeys appends the bucket keys of sig, a signature of this
+	// sketch, to dst (each below 1<<BucketKeyBits; the same key may occur
+	// twice) and returns it with scratch, working memory it may grow; pass
+	// the returned scratch back to avoid allocating.
+	AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64)
+	// Similarity estimates the Jaccard similarity of the documents whose
+	// signatures are a and b.
+	Similarity(a, b []uint64) float64
+}
+
+// Sketcher signs and bands documents for one goroutine: it owns scratch
+// buffers and is not safe for concurrent use. Its output is deterministic.
+type Sketcher interface {
+	// Sign appends the signature of text (Sketch.Words words) to dst and
+	// returns it; empty reports a text without features, whose signature
+	// (that of the empty set, equal for every such text) must not be
+	// banded.
+	Sign(dst []uint64, text []byte) (sig []uint64, empty bool)
+	// AppendBucketKeys is Sketch.AppendBucketKeys with the Sketcher's own
+	// scratch.
+	AppendBucketKeys(dst, sig []uint64) []uint64
+	// Metrics returns the counts of everything signed so far.
+	Metrics() minhash.Metrics
+}
+
+// Config chooses and parameterises a sketch, as plain data (it round-trips
+// through encoding/json, a keyed Spec's key included, so a distributed
+// driver can ship it to its workers).
+type Config struct {
+	Spec   shingle.Spec   // how texts become features
+	Params minhash.Params // the signatures, defaults filled in
+	Bands  lsh.Params     // the LSH banding that makes bucket keys
+}
+
+// New returns the sketch c describes. It is the one switch between sketches:
+// today MinHash (shingle features, minhash signatures, lsh band keys); a
+// second sketch adds a field to Config that selects it and a case here (and
+// in AppendBucketKeys).
+func (c Config) New() (Sketch, error) {
+	if err := c.Spec.Validate(); err != nil {
+		return nil, err
+	}
+	if err := c.Params.Validate(); err != nil {
+		return nil, err
+	}
+	if err := CheckBanding(c.Bands, c.Params.K); err != nil {
+		return nil, err
+	}
+	return &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}, nil
+}
+
+// AppendBucketKeys is the AppendBucketKeys of the sketch c describes, for a
+// caller that holds only the configuration (the index bands the signatures
+// it is sent): it appends the bucket keys of sig to dst, with scratch as
+// working memory, and allocates nothing once scratch is large enough. c must
+// be valid (New returns no error).
+func (c *Config) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+	return minHashBucketKeys(c.Params, c.Bands, dst, scratch, sig)
+}
+
+// NewSketcher returns a Sketcher of the sketch c describes, for one
+// goroutine: c.New() and its NewSketcher.
+func (c Config) NewSketcher() (Sketcher, error) {
+	s, err := c.New()
+	if err != nil {
+		return nil, err
+	}
+	return s.NewSketcher()
+}
+
+// Banding is the one rule from bands, rows and probe to the banding of
+// k-slot signatures, for every command that takes them (neardup dedup,
+// neardup-beam, neardup index) and for the defaults of Options and index:
+// bands × rows when both are set (> 0), else the most precise banding of k
+// slots that reaches recall at threshold (lsh.ForRecall); probe, the rows
+// in which a band may differ and still match, is added either way. Bands and
+// rows go together; none of the three may be negative. Errors wrap
+// ErrInvalidConfig or lsh's sentinels and name the values.
+func Banding(bands, rows, probe int, threshold float64, k int, recall float64) (lsh.Params, error) {
+	switch {
+	case bands < 0 || rows < 0 || probe < 0:
+		return lsh.Params{}, fmt.Errorf("%w: bands %d, rows %d, probe %d; none may be negative", ErrInvalidConfig, bands, rows, probe)
+	case (bands > 0) != (rows > 0):
+		return lsh.Params{}, fmt.Errorf("%w: bands %d and rows %d go together (both 0: chosen from the threshold and recall)", ErrInvalidConfig, bands, rows)
+	}
+	var b lsh.Params
+	if bands > 0 {
+		b = lsh.Params{Bands: bands, Rows: rows}
+	} else {
+		var err error
+		if b, err = lsh.ForRecall(threshold, k, recall); err != nil {
+			return b, fmt.Errorf("%w: choosing bands: %w", ErrInvalidConfig, err)
+		}
+	}
+	b.Probe = probe
+	if err := CheckBanding(b, k); err != nil {
+		return lsh.Params{}, err
+	}
+	return b, nil
+}
+
+// CheckBanding reports whether b is a usable banding of k-slot signatures:
+// valid for lsh (errors wrap lsh's sentinel) and reading at most k slots
+// (errors wrap ErrInvalidConfig).
+func CheckBanding(b lsh.Params, k int) error {
+	if err := b.Validate(); err != nil {
+		return err
+	}
+	if b.Slots() > k {
+		return fmt.Errorf("%w: bands %s need %d slots, signatures have %d", ErrInvalidConfig, b, b.Slots(), k)
+	}
+	return nil
+}
+
+// minHashBucketKeys is MinHash's banding: the lsh band keys of the
+// signature's slots, each truncated to a bucket key.
+func minHashBucketKeys(params minhash.Params, bands lsh.Params, dst, scratch, sig []uint64) ([]uint64, []uint64) {
+	slots := params.AppendSlots(scratch[:0], sig)
+	n := len(dst)
+	dst = bands.AppendKeys(dst, slots)
+	for i := n; i < len(dst); i++ {
+		dst[i] = BucketKey(dst[i])
+	}
+	return dst, slots
+}
+
+// minHash is the MinHash + LSH Sketch: features by a shingle.Spec, minhash
+// signatures (the fused Hasher.SignText), the band keys of lsh.Params over
+// the signature's slots as bucket keys, and minhash.Params.Similarity as the
+// estimate.
+type minHash struct {
+	spec   shingle.Spec
+	params minhash.Params
+	bands  lsh.Params
+}
+
+var _ Sketch = (*minHash)(nil)
+
+func (m *minHash) Words() int { return m.params.Words() }
+
+func (m *minHash) Similarity(a, b []uint64) float64 { return m.params.Similarity(a, b) }
+
+func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
+	return minHashBucketKeys(m.params, m.bands, dst, scratch, sig)
+}
+
+func (m *minHash) NewSketcher() (Sketcher, error) {
+	sh, err := shingle.New(m.spec)
+	if err != nil {
+		return nil, err
+	}
+	h, err := minhash.NewHasher(m.params)
+	if err != nil {
+		return nil, err
+	}
+	return &minHashSketcher{m: m, sh: sh, h: h}, nil
+}
+
+// minHashSketcher is minHash's Sketcher.
+type minHashSketcher struct {
+	m     *minHash
+	sh    *shingle.Shingler
+	h     *minhash.Hasher
+	slots []uint64
+}
+
+var _ Sketcher = (*minHashSketcher)(nil)
+
+func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
+	sig := k.h.SignText(dst, k.sh, text)
+	return sig, k.h.Empty()
+}
+
+func (k *minHashSketcher) AppendBucketKeys(dst, sig []uint64) []uint64 {
+	dst, k.slots = k.m.AppendBucketKeys(dst, k.slots, sig)
+	return dst
+}
+
+func (k *minHashSketcher) Metrics() minhash.Metrics { return k.h.Metrics() }

@@ -1,0 +1,108 @@
+package sketch
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// texts are short documents, two pairs of near duplicates, an empty one and
+// one without words.
+var texts = []string{
+	"the quick brown fox jumps over the lazy dog by the river bank in the early morning",
+	"the quick brown fox jumps over the lazy dog by the river bank in the early evening",
+	"an entirely different text about cooking pasta with garlic olive oil and fresh basil leaves",
+	"an entirely different text about cooking pasta with garlic olive oil and dried basil leaves",
+	"",
+	"!!! ...",
+}
+
+func mustSpec(t testing.TB, s string) shingle.Spec {
+	t.Helper()
+	spec, err := shingle.Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// TestSketchIsMinHash: the sketch signs as minhash.Hasher.SignText, bands
+// as the high BucketKeyBits of lsh's band keys over the slots, and packs
+// entries as lsh.AppendEntries did with 32 document bits; the estimate is
+// minhash's.
+func TestSketchIsMinHash(t *testing.T) {
+	for _, p := range []minhash.Params{{}, {K: 64, Scheme: minhash.KHash, Bits: 16, Seed: 9}, {K: 256, Bits: 8, Seed: 3}} {
+		p.EnsureDefaults()
+		bands, err := lsh.ForRecall(0.7, p.K, 0.99)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bands.Probe = 1
+		c := Config{Spec: mustSpec(t, "word:3"), Params: p, Bands: bands}
+		sketch, err := c.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := sketch.NewSketcher()
+		sh := shingle.MustNew(c.Spec)
+		h := minhash.MustNewHasher(p)
+		if sketch.Words() != p.Words() {
+			t.Errorf("%s: Words %d; want %d", p, sketch.Words(), p.Words())
+		}
+		var sigs []minhash.Signature
+		for i, text := range texts {
+			got, empty := sk.Sign([]uint64{42}, []byte(text))
+			want := h.SignText(minhash.Signature{42}, sh, []byte(text))
+			if !slices.Equal(got, want) || empty != h.Empty() {
+				t.Fatalf("%s text %d: Sign = %x, %v; want %x, %v", p, i, got, empty, want, h.Empty())
+			}
+			sig := got[1:]
+			sigs = append(sigs, sig)
+			keys := sk.AppendBucketKeys([]uint64{7}, sig)
+			band := bands.AppendKeys(nil, p.AppendSlots(nil, sig))
+			if len(keys) != 1+len(band) || keys[0] != 7 {
+				t.Fatalf("%s text %d: %d keys; want 7 and %d", p, i, len(keys), len(band))
+			}
+			var scratch []uint64
+			fromConfig, _ := c.AppendBucketKeys(nil, scratch, sig)
+			if !slices.Equal(fromConfig, keys[1:]) {
+				t.Errorf("%s text %d: Config.AppendBucketKeys differs from the Sketcher's", p, i)
+			}
+			entries := AppendEntries(nil, keys[1:], uint32(i))
+			old := lsh.AppendEntries(nil, band, uint32(i), 32)
+			for j, k := range keys[1:] {
+				if k != band[j]>>32 || k >= 1<<BucketKeyBits {
+					t.Errorf("%s text %d key %d: %x; want %x", p, i, j, k, band[j]>>32)
+				}
+				if entries[j] != old[j] || EntryBucket(entries[j]) != k || EntryDoc(entries[j]) != uint32(i) || PackEntry(k, uint32(i)) != old[j] {
+					t.Errorf("%s text %d key %d: entry %x; want %x", p, i, j, entries[j], old[j])
+				}
+			}
+		}
+		if got, want := sketch.Similarity(sigs[0], sigs[1]), p.Similarity(sigs[0], sigs[1]); got != want {
+			t.Errorf("%s: Similarity %v; want %v", p, got, want)
+		}
+		if m := sk.Metrics(); m.Signatures != int64(len(texts)) {
+			t.Errorf("%s: Metrics %+v; want %d signatures", p, m, len(texts))
+		}
+	}
+}
+
+// TestConfigErrors: a Config that cannot make a sketch is refused.
+func TestConfigErrors(t *testing.T) {
+	p := minhash.Params{}
+	p.EnsureDefaults()
+	for _, c := range []Config{
+		{Spec: mustSpec(t, "word:5"), Params: p, Bands: lsh.Params{Bands: 40, Rows: 4}},
+		{Spec: mustSpec(t, "word:5"), Params: p},
+		{Spec: mustSpec(t, "word:5"), Params: minhash.Params{K: 128, Bits: 3}, Bands: lsh.Params{Bands: 8, Rows: 4}},
+		{Params: p, Bands: lsh.Params{Bands: 8, Rows: 4}},
+	} {
+		if _, err := c.New(); err == nil {
+			t.Errorf("%+v: made a sketch; want an error", c)
+		}
+	}
+}
