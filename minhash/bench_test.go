@@ -2,6 +2,7 @@ package minhash
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"os"
 	"strings"
@@ -29,6 +30,64 @@ func benchDocs(b testing.TB) (docs [][]byte, total int64) {
 		total += int64(len(rec.Text))
 	}
 	return docs, total
+}
+
+// shortDocs returns up to count short texts cut from the bundled articles,
+// each a run of consecutive words (joined by single spaces) with exactly n
+// distinct word 5-grams under shingle.Prose, the runs not overlapping: real
+// text of the length of short web documents (n = 29 for the median 33
+// words).
+func shortDocs(tb testing.TB, n, count int) [][]byte {
+	return cutShort(tb, []int{n}, count)
+}
+
+// cutShort is shortDocs for pieces whose feature counts cycle through ns.
+func cutShort(tb testing.TB, ns []int, count int) [][]byte {
+	docs, _ := benchDocs(tb)
+	sh := shingle.MustNew(shingle.Prose)
+	var out [][]byte
+	var fs []uint64
+	distinct := map[uint64]bool{}
+	features := func(words [][]byte) int {
+		fs = sh.AppendFeatures(fs[:0], bytes.Join(words, []byte{' '}))
+		return len(fs)
+	}
+	for _, d := range docs {
+		words := bytes.Fields(d)
+		for i := 0; len(out) < count; {
+			n := ns[len(out)%len(ns)]
+			if i+n+4 > len(words) {
+				break
+			}
+			// Normalisation may split a word (punctuation) or drop one, so
+			// look for the run length that gives n features.
+			w := n + 4
+			for tries := 0; tries < 8 && i+w <= len(words); tries++ {
+				c := features(words[i : i+w])
+				if c == n {
+					break
+				}
+				if c < n {
+					w++
+				} else {
+					w--
+				}
+			}
+			if i+w > len(words) || features(words[i:i+w]) != n {
+				i++
+				continue
+			}
+			clear(distinct)
+			for _, f := range fs {
+				distinct[f] = true
+			}
+			if len(distinct) == n {
+				out = append(out, bytes.Join(words[i:i+w], []byte{' '}))
+			}
+			i += w
+		}
+	}
+	return out
 }
 
 // BenchmarkSignText measures text → 128-slot signature (normalisation on),

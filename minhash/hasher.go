@@ -87,6 +87,14 @@ type Metrics struct {
 	Bins int64
 	// EmptyBins is how many of those had no feature and were densified.
 	EmptyBins int64
+	// Rounds is the number of densification rounds run: passes that
+	// re-hash a set's features (rounds r ≥ 1) to fill its empty bins. A set
+	// of n features that leaves bins empty costs n·(1 + rounds) feature
+	// hashes; for n well below K·ln K, rounds is about K·H_K/n (see
+	// BENCHMARKS.md, "Short documents"). Sets of more than 32·K features,
+	// which re-hash features as they arrive, count the rounds each Push
+	// passes them through.
+	Rounds int64
 }
 
 // EmptyBinRate is the fraction of one-permutation bins that were empty before
@@ -100,7 +108,7 @@ func (m Metrics) EmptyBinRate() float64 {
 
 // Add returns the sum of m and o.
 func (m Metrics) Add(o Metrics) Metrics {
-	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins}
+	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins, m.Rounds + o.Rounds}
 }
 
 // String renders the metrics as a small table.
@@ -110,6 +118,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "features    %d\n", m.Features)
 	fmt.Fprintf(&b, "empty sets  %d\n", m.EmptySets)
 	fmt.Fprintf(&b, "empty bins  %d of %d (%.2f%%)\n", m.EmptyBins, m.Bins, 100*m.EmptyBinRate())
+	fmt.Fprintf(&b, "rounds      %d\n", m.Rounds)
 	return b.String()
 }
 
@@ -278,7 +287,8 @@ func (h *Hasher) rehash(feats []uint64, empties []int32) {
 	}
 	open := h.open[:copy(h.open, empties)]
 	k := len(h.mins)
-	for r := 1; len(open) > 0; r++ {
+	r := 1
+	for ; len(open) > 0; r++ {
 		m := h.roundMult(r)
 		base := uint64(r) << roundShift
 		switch {
@@ -306,6 +316,7 @@ func (h *Hasher) rehash(feats []uint64, empties []int32) {
 		}
 		open = open[:n]
 	}
+	h.metrics.Rounds += int64(r - 1)
 }
 
 // goLazy stops keeping features: it computes the keys of the bins empty so
@@ -324,6 +335,7 @@ func (h *Hasher) goLazy() {
 // lowers rmax to what the bins now need.
 func (h *Hasher) pushRounds(features []uint64) {
 	mins, keys := h.mins, h.keys
+	h.metrics.Rounds += int64(h.rmax)
 	for r := 1; r <= h.rmax; r++ {
 		m := h.roundMult(r)
 		for _, f := range features {
