@@ -3,7 +3,9 @@ package minhash
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
@@ -248,4 +250,82 @@ func TestDensifyRoundsRealText(t *testing.T) {
 		t.Errorf("%d pieces: mean empty bins %.4f; want %.4f ± %.4f (%.1f SE)", pieces, sumE/N, wantE/N, z*math.Sqrt(varE)/N, z)
 	}
 	t.Logf("%d pieces of 20–50 features: rounds %.3f (theory %.3f), empty bins %.2f (%.2f)", pieces, sumR/N, wantR/N, sumE/N, wantE/N)
+}
+
+// referenceSlots computes the one-permutation slots of a feature set
+// straight from the definition (docs/signature-format.md §3, the
+// "equivalently" form): each bin empty in round 0 takes the least key over
+// all features and all rounds 1..2K−1 that reach it. No shortcut of the
+// Hasher's (early stop, skipped bins, batching) is used.
+func referenceSlots(p Params, features []uint64) []uint64 {
+	p.EnsureDefaults()
+	state := p.Seed
+	mult := splitmix64(&state) | 1
+	dseed := splitmix64(&state)
+	k := uint64(p.K)
+	bin := func(v uint64) uint64 { hi, _ := bits.Mul64(v, k); return hi }
+	slots := make([]uint64, p.K)
+	for i := range slots {
+		slots[i] = empty
+	}
+	for _, f := range features {
+		v := f * mult
+		slots[bin(v)] = min(slots[bin(v)], v)
+	}
+	if len(features) == 0 {
+		return slots
+	}
+	keys := make([]uint64, p.K)
+	for i := range keys {
+		keys[i] = empty
+	}
+	for r := uint64(1); r < 2*k; r++ {
+		m := fmix64(dseed+r) | 1
+		for _, f := range features {
+			v := f * m
+			b := bin(v)
+			if r >= k {
+				b = (bin(f*mult) + r) % k
+			}
+			keys[b] = min(keys[b], r<<47|v>>17)
+		}
+	}
+	for i, v := range slots {
+		if v == empty {
+			v = keys[i]
+		}
+		slots[i] = fmix64(v)
+	}
+	return slots
+}
+
+// TestDensifyMatchesDefinition compares the Hasher's slots with
+// referenceSlots on random sets of 1 to 400 features (some with repeats)
+// for several K, powers of two and not, under several seeds: every path of
+// the densification (rounds below K, the walk of rounds K..2K−1, sets that
+// leave no bin empty).
+func TestDensifyMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 5))
+	for _, k := range []int{1, 2, 3, 8, 64, 100, 128, 256} {
+		for _, seed := range []uint64{0, 42} {
+			p := Params{K: k, Seed: seed, Bits: 64}
+			h := MustNewHasher(p)
+			for _, n := range []int{1, 2, 3, 5, 10, 20, 29, 33, 50, 90, 200, 400} {
+				for trial := range 4 {
+					f := make([]uint64, n)
+					for i := range f {
+						f[i] = r.Uint64()
+						if trial == 3 && i > 0 && i%3 == 0 {
+							f[i] = f[i-1] // repeats change nothing
+						}
+					}
+					want := referenceSlots(p, f)
+					got := h.Params().AppendSlots(nil, h.Sign(nil, f))
+					if !slices.Equal(got, want) {
+						t.Fatalf("K=%d seed=%d n=%d trial %d: slots differ from the definition", k, seed, n, trial)
+					}
+				}
+			}
+		}
+	}
 }
