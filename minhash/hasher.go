@@ -509,25 +509,41 @@ func finish(fill, mins, keys []uint64) {
 // two a word (the default width), in one pass: pack over finish's output
 // stores and loads every slot once more.
 func appendSlots32(dst Signature, mins, keys []uint64) Signature {
-	keys = keys[:len(mins)]
 	words := (len(mins) + 1) / 2
 	n := len(dst)
 	dst = slices.Grow(dst, words)[:n+words]
 	out := dst[n:]
-	slot := func(i int) uint64 {
-		v, k := mins[i], keys[i]
-		if v == empty {
-			v = k
-		}
-		return fmix64(v)
-	}
-	for i := range len(mins) / 2 {
-		out[i] = slot(2*i)&0xffffffff | slot(2*i+1)<<32
-	}
+	slots32(out, mins, keys)
 	if len(mins)%2 == 1 {
-		out[words-1] = slot(len(mins)-1) & 0xffffffff
+		v := mins[len(mins)-1]
+		if v == empty {
+			v = keys[len(mins)-1]
+		}
+		out[words-1] = fmix64(v) & 0xffffffff
 	}
 	return dst
+}
+
+// slots32 is appendSlots32's loop over pairs of slots. It is a function of
+// its own, not inlined, so that the compiler keeps its values in registers
+// (inside appendSlots32 it spilled two a slot).
+//
+//go:noinline
+func slots32(out, mins, keys []uint64) {
+	keys = keys[:len(mins)]
+	out = out[:len(mins)/2]
+	for i := range out {
+		p := mins[2*i : 2*i+2 : 2*i+2] // one bounds check for the pair
+		a, b := p[0], p[1]
+		ka, kb := keys[2*i], keys[2*i+1]
+		if a == empty {
+			a = ka
+		}
+		if b == empty {
+			b = kb
+		}
+		out[i] = fmix64(a)&0xffffffff | fmix64(b)<<32
+	}
 }
 
 // Sign returns the signature of one feature set appended to dst.
