@@ -337,3 +337,34 @@ func TestDensifyMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestDensifyLazyMatchesDefinition covers sets of more than 32·K features
+// that still leave bins empty, which the Hasher densifies as features
+// arrive (goLazy, pushRounds) rather than from kept features: features are
+// chosen to reach only the first half of the bins in round 0, pushed in
+// chunks, and the slots compared with referenceSlots.
+func TestDensifyLazyMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 13))
+	for _, k := range []int{8, 100, 128} {
+		p := Params{K: k, Bits: 64}
+		h := MustNewHasher(p)
+		var f []uint64
+		for len(f) < 40*k {
+			x := r.Uint64()
+			if b, _ := bits.Mul64(x*h.mult, uint64(k)); int(b) < k/2 {
+				f = append(f, x)
+			}
+		}
+		h.Reset()
+		for c := range slices.Chunk(f, 50) {
+			h.Push(c)
+		}
+		if !h.lazy {
+			t.Fatalf("K=%d: %d features did not switch the Hasher to densifying as they arrive", k, len(f))
+		}
+		got := p.AppendSlots(nil, h.AppendSignature(nil))
+		if want := referenceSlots(p, f); !slices.Equal(got, want) {
+			t.Fatalf("K=%d, %d features in half the bins: slots differ from the definition", k, len(f))
+		}
+	}
+}
