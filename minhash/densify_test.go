@@ -249,7 +249,8 @@ func TestDensifyRoundsRealText(t *testing.T) {
 	if d := math.Abs(sumE - wantE); d > z*math.Sqrt(varE) {
 		t.Errorf("%d pieces: mean empty bins %.4f; want %.4f ± %.4f (%.1f SE)", pieces, sumE/N, wantE/N, z*math.Sqrt(varE)/N, z)
 	}
-	t.Logf("%d pieces of 20–50 features: rounds %.3f (theory %.3f), empty bins %.2f (%.2f)", pieces, sumR/N, wantR/N, sumE/N, wantE/N)
+	t.Logf("%d pieces of 20–50 features: rounds %.3f (theory %.3f ± %.3f SE), empty bins %.2f (%.2f ± %.2f SE)",
+		pieces, sumR/N, wantR/N, math.Sqrt(varR)/N, sumE/N, wantE/N, math.Sqrt(varE)/N)
 }
 
 // referenceSlots computes the one-permutation slots of a feature set
