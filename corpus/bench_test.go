@@ -433,3 +433,75 @@ func BenchmarkReaderParse(b *testing.B) {
 		})
 	}
 }
+
+// shortRecords returns JSON Lines records of short web-like documents, as
+// encoding/json writes them: {"id", "url", "text"}, the texts runs of 24 to 54
+// consecutive words of the bundled news sample (20 to 50 word 5-grams, the
+// lengths cycling), about 300 bytes a record. The text of short-document
+// dedup runs (BENCHMARKS.md, "Short documents").
+func shortRecords(tb testing.TB, count int) []byte {
+	tb.Helper()
+	f, err := os.Open("../testdata/articles_1000.jsonl")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	var out bytes.Buffer
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	docs := 0
+	for docs < count {
+		if !sc.Scan() {
+			if err := sc.Err(); err != nil {
+				tb.Fatal(err)
+			}
+			f.Seek(0, io.SeekStart) // around again: more records than the sample has words
+			sc = bufio.NewScanner(f)
+			sc.Buffer(nil, 1<<24)
+			continue
+		}
+		var rec struct{ Text string }
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			tb.Fatal(err)
+		}
+		words := strings.Fields(rec.Text)
+		for i := 0; docs < count; docs++ {
+			w := 24 + docs%31
+			if i+w > len(words) {
+				break
+			}
+			line, err := json.Marshal(struct {
+				ID   string `json:"id"`
+				URL  string `json:"url"`
+				Text string `json:"text"`
+			}{fmt.Sprintf("doc-%08d", docs), fmt.Sprintf("https://example.com/%s/%d", strings.ToLower(words[i]), docs), strings.Join(words[i:i+w], " ")})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			out.Write(line)
+			out.WriteByte('\n')
+			i += w
+		}
+	}
+	return out.Bytes()
+}
+
+// BenchmarkParseShort measures Parser.Parse per short record (shortRecords):
+// the JSON part of the per-document overhead of signing short documents.
+func BenchmarkParseShort(b *testing.B) {
+	data := shortRecords(b, 10000)
+	recs := splitLines(data)
+	p, _ := NewParser(nil)
+	var doc Document
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range recs {
+			if err := p.Parse(&recs[i], &doc); err != nil {
+				b.Fatal(err)
+			}
+			sinkInt += len(doc.Text) + len(doc.ID)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(recs)), "ns/doc")
+}

@@ -43,10 +43,8 @@ const keepFeatures = 32
 type Hasher struct {
 	p Params
 
-	mins    []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
-	fill    []uint64 // densified copy of mins, packed from
-	empties []int32  // the empty bins, for densification
-	open    []int32  // bins still empty during densification
+	mins []uint64 // raw minima per slot (KHash) or bin (OnePermutation)
+	fill []uint64 // densified copy of mins, packed from
 
 	// OnePermutation densification: keys[i] is the least re-hashing key of
 	// bin i, meaningful while mins[i] is empty. Until the set passes
@@ -61,8 +59,10 @@ type Hasher struct {
 	// OnePermutation: a feature f goes to bin binOf(f·mult) with value f·mult.
 	mult  uint64
 	shift uint // 64 − log2 K when K is a power of two, else 0
-	// Densification probe sequence seed.
+	// Densification: round r ≥ 1 multiplies by roundMult(r), drawn from
+	// dseed; mults[r] caches it for r < K when K is a power of two.
 	dseed uint64
+	mults []uint64
 
 	// KHash coefficients, a_i in [1, p), b_i in [0, p).
 	a, b []uint64
@@ -87,6 +87,14 @@ type Metrics struct {
 	Bins int64
 	// EmptyBins is how many of those had no feature and were densified.
 	EmptyBins int64
+	// Rounds is the number of densification rounds run: passes that
+	// re-hash a set's features (rounds r ≥ 1) to fill its empty bins. A set
+	// of n features that leaves bins empty costs n·(1 + rounds) feature
+	// hashes; for n well below K·ln K, rounds is about K·H_K/n (see
+	// BENCHMARKS.md, "Short documents"). Sets of more than 32·K features,
+	// which re-hash features as they arrive, count the rounds each Push
+	// passes them through.
+	Rounds int64
 }
 
 // EmptyBinRate is the fraction of one-permutation bins that were empty before
@@ -100,7 +108,7 @@ func (m Metrics) EmptyBinRate() float64 {
 
 // Add returns the sum of m and o.
 func (m Metrics) Add(o Metrics) Metrics {
-	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins}
+	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins, m.Rounds + o.Rounds}
 }
 
 // String renders the metrics as a small table.
@@ -110,6 +118,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "features    %d\n", m.Features)
 	fmt.Fprintf(&b, "empty sets  %d\n", m.EmptySets)
 	fmt.Fprintf(&b, "empty bins  %d of %d (%.2f%%)\n", m.EmptyBins, m.Bins, 100*m.EmptyBinRate())
+	fmt.Fprintf(&b, "rounds      %d\n", m.Rounds)
 	return b.String()
 }
 
@@ -130,7 +139,7 @@ func NewHasher(p Params) (*Hasher, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), empties: make([]int32, p.K), buf: make([]uint64, 0, chunk)}
+	h := &Hasher{p: p, mins: make([]uint64, p.K), fill: make([]uint64, p.K), buf: make([]uint64, 0, chunk)}
 	if p.Scheme == OnePermutation {
 		h.feats = make([]uint64, 0, keepFeatures*p.K)
 	}
@@ -140,10 +149,13 @@ func NewHasher(p Params) (*Hasher, error) {
 		h.mult = splitmix64(&state) | 1
 		h.dseed = splitmix64(&state)
 		h.keys = make([]uint64, p.K)
-		h.open = make([]int32, p.K)
 		if p.K&(p.K-1) == 0 {
 			h.shift = uint(64 - bits.TrailingZeros(uint(p.K)))
 			h.bins = fused.Bins{Mins: h.mins, Mult: h.mult, Shift: h.shift}
+			h.mults = make([]uint64, p.K)
+			for r := 1; r < p.K; r++ {
+				h.mults[r] = h.roundMult(r)
+			}
 		}
 	case KHash:
 		h.a = make([]uint64, p.K)
@@ -263,48 +275,97 @@ func (h *Hasher) roundBin(f, m uint64, r int) (bin, key uint64) {
 	return bin, uint64(r)<<roundShift | v>>(64-roundShift)
 }
 
-// rehash computes the keys of the bins in empties (empty in round 0) from
-// the features of the whole set, round by round until none is left empty.
-// feats must not be empty.
+// rehash computes the keys of the bins empty in round 0 from the features
+// of the whole set, round by round until none is left empty. feats must not
+// be empty.
 //
-// Bins filled in round 0 get key 0 and open bins all ones, so one comparison
-// per feature and round decides: a key of round r is above every key of an
-// earlier round and below all ones. The loop for K a power of two and r < K
-// is the hot one (short documents: two or three rounds over their features).
-func (h *Hasher) rehash(feats []uint64, empties []int32) {
+// The keys start as a copy of the round-0 minima: all ones for the bins to
+// fill, and for the others a value that is never all ones, which the
+// branch-free updates only lower and nothing reads. A key of round r is
+// above every key of an earlier round, so a bin's key is final once set. Bins
+// stay filled once filled, so whether any is still empty is checked by a
+// cursor that moves past filled ones: K + R checks in all, where re-checking
+// every open bin after each round costs about E0/p (E0 bins empty in round
+// 0, each filled in a round with probability p; for 20 features at K = 128,
+// 750 checks).
+func (h *Hasher) rehash(feats []uint64) {
 	keys := h.keys
-	for i, v := range h.mins {
-		keys[i] = empty * uint64(b2i(v == empty))
+	copy(keys, h.mins)
+	r := 0
+	if h.shift != 0 {
+		r = rehashPow2(keys, feats, h.mults)
 	}
-	open := h.open[:copy(h.open, empties)]
-	k := len(h.mins)
-	for r := 1; len(open) > 0; r++ {
-		m := h.roundMult(r)
-		base := uint64(r) << roundShift
-		switch {
-		case r < k && h.shift != 0:
-			sh, mask := h.shift, uint64(k-1)
-			for _, f := range feats {
-				v := f * m
-				b := v >> sh & mask
-				// Branch-free: whether a feature lands in an open bin is
-				// random (about one in eight in a short document's second
-				// round), so a branch would mispredict.
-				keys[b] = min(base|v>>(64-roundShift), keys[b])
-			}
-		default:
+	if r == 0 {
+		// K not a power of two, or rounds 1..K−1 left a bin empty (a set
+		// of a few features): the general rounds, from where they stopped.
+		k := len(keys)
+		if h.shift != 0 {
+			r = k - 1
+		}
+		for c := 0; c < k; {
+			r++
+			m := h.roundMult(r)
 			for _, f := range feats {
 				if b, key := h.roundBin(f, m, r); key < keys[b] {
 					keys[b] = key
 				}
 			}
+			for c < k && keys[c] != empty {
+				c++
+			}
 		}
-		n := 0
-		for _, i := range open {
-			open[n] = i
-			n += b2i(keys[i] == empty)
+	}
+	h.metrics.Rounds += int64(r)
+}
+
+// rehashPow2 runs the densification rounds r = 1..K−1 for K = len(keys) a
+// power of two, until no key is all ones, and returns the last round run, or
+// 0 if a key is still all ones after round K−1.
+func rehashPow2(keys, feats, mults []uint64) int {
+	c := 0 // keys[:c] are set
+	for r := 1; r < len(mults); r++ {
+		rehashRound(keys, feats, mults[r], uint64(r)<<roundShift)
+		for c < len(keys) && keys[c] != empty {
+			c++
 		}
-		open = open[:n]
+		if c == len(keys) {
+			return r
+		}
+	}
+	return 0
+}
+
+// rehashRound runs one densification round r < K for K = len(keys) a power
+// of two: a feature f reaches bin ⌊(f·m)·K / 2^64⌋ with key
+// base | (f·m) >> 17, base = r << 47, and each bin keeps its least key.
+//
+// It is the hot loop of short documents: about K·H_K ≈ 700 feature hashes
+// per document at K = 128, whatever its length (BENCHMARKS.md, "Short
+// documents"). Its shape is chosen for the code the compiler makes, 14
+// instructions a feature: a function of its own, not inlined (inlined into a
+// loop over the rounds it reloaded three spilled values a feature, and inside
+// rehash, whose general loop needs AX and DX for 128-bit products, it spilled
+// the loop counter too: 25 instructions and a store-to-load round trip a
+// feature; a call per round costs less), and the bin is t·K >> 47 of the
+// key's low part t = (f·m) >> 17, equal to (f·m) >> (64 − log2 K) for K a
+// power of two, because a shift by a variable count needs CX, which the
+// compiler gave the loop counter (three more moves a feature).
+//
+// The minimum is branch-free: whether a feature lands in an open bin is
+// random (about one in eight in a short document's second round), so a
+// branch would mispredict.
+//
+//go:noinline
+func rehashRound(keys, feats []uint64, m, base uint64) {
+	if len(keys) == 0 {
+		return
+	}
+	k := uint64(len(keys))
+	mask := k - 1 // lets the compiler drop the bounds check
+	for _, f := range feats {
+		t := f * m >> (64 - roundShift)
+		b := t * k >> roundShift & mask
+		keys[b] = min(base|t, keys[b])
 	}
 }
 
@@ -313,8 +374,8 @@ func (h *Hasher) rehash(feats []uint64, empties []int32) {
 // through the rounds that can still fill a bin.
 func (h *Hasher) goLazy() {
 	h.lazy = true
-	if n := h.listEmpties(); n > 0 {
-		h.rehash(h.feats, h.empties[:n])
+	if slices.Contains(h.mins, empty) {
+		h.rehash(h.feats)
 	}
 	h.rmax = h.maxRound()
 	h.feats = h.feats[:0]
@@ -324,6 +385,7 @@ func (h *Hasher) goLazy() {
 // lowers rmax to what the bins now need.
 func (h *Hasher) pushRounds(features []uint64) {
 	mins, keys := h.mins, h.keys
+	h.metrics.Rounds += int64(h.rmax)
 	for r := 1; r <= h.rmax; r++ {
 		m := h.roundMult(r)
 		for _, f := range features {
@@ -348,13 +410,11 @@ func (h *Hasher) maxRound() int {
 	return r
 }
 
-// listEmpties lists the bins empty in round 0 in h.empties and returns how
-// many there are, without a branch per bin: which bins are empty is random,
-// so a branch would mispredict.
-func (h *Hasher) listEmpties() int {
-	e, n := h.empties, 0
-	for i, v := range h.mins {
-		e[n] = int32(i)
+// countEmpty returns how many bins are empty, without a branch per bin:
+// which bins are empty is random, so a branch would mispredict.
+func (h *Hasher) countEmpty() int {
+	n := 0
+	for _, v := range h.mins {
 		n += b2i(v == empty)
 	}
 	return n
@@ -405,7 +465,7 @@ func (h *Hasher) AppendSignature(dst Signature) Signature {
 	h.metrics.Signatures++
 	slots := h.mins
 	if h.p.Scheme == OnePermutation {
-		n := h.listEmpties()
+		n := h.countEmpty()
 		h.metrics.Bins += int64(len(h.mins))
 		h.metrics.EmptyBins += int64(n)
 		if n == len(h.mins) {
@@ -413,23 +473,77 @@ func (h *Hasher) AppendSignature(dst Signature) Signature {
 			return pack(dst, h.mins, h.p.Bits)
 		}
 		if n > 0 && !h.lazy {
-			h.rehash(h.feats, h.empties[:n])
+			h.rehash(h.feats)
 		}
 		// A slot is fmix64 of its bin's minimum (or key): the low bits of a
 		// product f·M depend only on the low bits of f, so they would make
 		// truncated slots of two fixed features agree far more or less often
-		// than 2^-Bits.
-		for i, v := range h.mins {
-			if v == empty {
-				v = h.keys[i]
-			}
-			h.fill[i] = fmix64(v)
+		// than 2^-Bits. (Where no bin was empty, keys may hold another set's
+		// values; they are not read.)
+		if h.p.Bits == 32 {
+			return appendSlots32(dst, h.mins, h.keys)
 		}
+		finish(h.fill, h.mins, h.keys)
 		slots = h.fill
 	} else if h.mins[0] == empty {
 		h.metrics.EmptySets++
 	}
 	return pack(dst, slots, h.p.Bits)
+}
+
+// finish sets fill[i] to fmix64 of bin i's value: mins[i], or keys[i] where
+// mins[i] is empty. The choice is made without a branch: on short documents
+// which bins were empty is random.
+func finish(fill, mins, keys []uint64) {
+	fill, keys = fill[:len(mins)], keys[:len(mins)]
+	for i, v := range mins {
+		k := keys[i]
+		if v == empty {
+			v = k
+		}
+		fill[i] = fmix64(v)
+	}
+}
+
+// appendSlots32 appends the slots of finish truncated to 32 bits and packed
+// two a word (the default width), in one pass: pack over finish's output
+// stores and loads every slot once more.
+func appendSlots32(dst Signature, mins, keys []uint64) Signature {
+	words := (len(mins) + 1) / 2
+	n := len(dst)
+	dst = slices.Grow(dst, words)[:n+words]
+	out := dst[n:]
+	slots32(out, mins, keys)
+	if len(mins)%2 == 1 {
+		v := mins[len(mins)-1]
+		if v == empty {
+			v = keys[len(mins)-1]
+		}
+		out[words-1] = fmix64(v) & 0xffffffff
+	}
+	return dst
+}
+
+// slots32 is appendSlots32's loop over pairs of slots. It is a function of
+// its own, not inlined, so that the compiler keeps its values in registers
+// (inside appendSlots32 it spilled two a slot).
+//
+//go:noinline
+func slots32(out, mins, keys []uint64) {
+	keys = keys[:len(mins)]
+	out = out[:len(mins)/2]
+	for i := range out {
+		p := mins[2*i : 2*i+2 : 2*i+2] // one bounds check for the pair
+		a, b := p[0], p[1]
+		ka, kb := keys[2*i], keys[2*i+1]
+		if a == empty {
+			a = ka
+		}
+		if b == empty {
+			b = kb
+		}
+		out[i] = fmix64(a)&0xffffffff | fmix64(b)<<32
+	}
 }
 
 // Sign returns the signature of one feature set appended to dst.
