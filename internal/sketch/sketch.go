@@ -35,6 +35,7 @@ package sketch
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -116,6 +117,16 @@ type Sketch interface {
 	// Similarity estimates the Jaccard similarity of the documents whose
 	// signatures are a and b.
 	Similarity(a, b []uint64) float64
+	// Empty reports whether sig, a stored signature of this sketch, is the
+	// signature of a text without features (what Sketcher.Sign returns with
+	// empty true), which must not be banded. A driver that reads
+	// signatures without their texts (a signature file, an index) can tell
+	// such documents only this way; a document with features has that
+	// signature too with a small probability (for MinHash 2^−(K·Bits), at
+	// most once in 2^16 documents only for K·Bits ≤ 16), and is then
+	// taken for one without. A driver that has the text decides by the
+	// text instead.
+	Empty(sig []uint64) bool
 }
 
 // Sketcher signs and bands documents for one goroutine: it owns scratch
@@ -156,7 +167,13 @@ func (c Config) New() (Sketch, error) {
 	if err := CheckBanding(c.Bands, c.Params.K); err != nil {
 		return nil, err
 	}
-	return &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}, nil
+	m := &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}
+	k, err := m.NewSketcher()
+	if err != nil {
+		return nil, err
+	}
+	m.empty, _ = k.Sign(nil, nil)
+	return m, nil
 }
 
 // AppendBucketKeys is the AppendBucketKeys of the sketch c describes, for a
@@ -242,6 +259,7 @@ type minHash struct {
 	spec   shingle.Spec
 	params minhash.Params
 	bands  lsh.Params
+	empty  []uint64 // the signature of a text without features
 }
 
 var _ Sketch = (*minHash)(nil)
@@ -249,6 +267,8 @@ var _ Sketch = (*minHash)(nil)
 func (m *minHash) Words() int { return m.params.Words() }
 
 func (m *minHash) Similarity(a, b []uint64) float64 { return m.params.Similarity(a, b) }
+
+func (m *minHash) Empty(sig []uint64) bool { return slices.Equal(sig, m.empty) }
 
 func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
 	return minHashBucketKeys(m.params, m.bands, dst, scratch, sig)
