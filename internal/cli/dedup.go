@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -16,6 +18,16 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 	opts, err := f.Options(io.In)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if p := f.SignaturesOut; p != "" {
+		// neardup dedup writes one signature file (neardup-beam a
+		// directory of shards).
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return nil, usagef("--signatures-out %s: a directory; neardup dedup writes one signature file", p)
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return nil, usagef("--signatures-out %s: no directory %s to write it in", p, filepath.Dir(p))
+		}
 	}
 	if !f.Quiet && io.ErrIsTerminal {
 		opts.Progress = io.Err

@@ -52,6 +52,9 @@ type Report struct {
 	Spill SpillReport `json:"spill"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
+	// Reference describes the reference documents (Options.Against), when
+	// there are reference sources.
+	Reference *ReferenceReport `json:"reference,omitempty"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// WallSeconds is the run's wall time in seconds, from its start until
@@ -111,6 +114,10 @@ type SignatureReport struct {
 	// EmptyBinRate is the fraction of one-permutation bins that were empty
 	// before densification; 0 under k-hash.
 	EmptyBinRate float64 `json:"empty_bin_rate"`
+	// Stored is the signature file the inputs' signatures were read from
+	// instead of being computed (Options.Signatures), when set; Features
+	// and EmptyBinRate are then 0, nothing having been hashed.
+	Stored string `json:"stored,omitempty"`
 }
 
 // NewSignatureReport returns the report of the signing metrics m (summed
@@ -177,7 +184,8 @@ type Histogram struct {
 	// Estimate counts the verified pairs by estimated similarity.
 	Estimate []int64 `json:"estimate"`
 	// Exact counts them by exact similarity; nil and omitted unless
-	// verification was exact.
+	// verification was exact. Pairs with a reference document known only
+	// by its signature, verified by the estimate, are not in it.
 	Exact []int64 `json:"exact,omitempty"`
 }
 
@@ -195,10 +203,10 @@ func NewHistogram(exact bool) Histogram {
 }
 
 // Add counts one verified pair; its exact similarity is ignored when h has
-// no Exact column.
+// no Exact column or it was not computed (v.Exact < 0).
 func (h *Histogram) Add(v Verdict) {
 	h.Estimate[HistogramBin(v.Est)]++
-	if h.Exact != nil {
+	if h.Exact != nil && v.Exact >= 0 {
 		h.Exact[HistogramBin(v.Exact)]++
 	}
 }
