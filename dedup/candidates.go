@@ -27,7 +27,9 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer it.Close()
 
-	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap})
+	// Reference documents, numbered first, are never paired with each
+	// other (jobspec's rules).
+	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap, Reference: r.ref.n})
 	if err != nil {
 		return err
 	}
@@ -78,6 +80,9 @@ func (r *run) candidates(ctx context.Context) error {
 	for v, ok := pit.Next(); ok; v, ok = pit.Next() {
 		if err := r.pairs.add(v); err != nil {
 			return err
+		}
+		if uint32(v>>32) < r.ref.n {
+			r.ref.candidates++
 		}
 	}
 	if err := pit.Err(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // Tool is the name report.json gives Run.
@@ -33,10 +34,17 @@ type run struct {
 	rep    *Report
 	t0     time.Time
 
-	docs    docTable
-	texts   *docstore.Store // document texts, for exact verification
-	sigs    *docstore.Store // packed signatures
-	entries *extsort.Sorter // (bucket key | document) entries
+	docs     docTable
+	texts    *docstore.Store // document texts, for exact verification, from document textBase on
+	textBase uint32          // the first document with a text record (reference documents without texts come before)
+	textsOn  bool            // a text record has been stored
+	sigs     *docstore.Store // packed signatures
+	entries  *extsort.Sorter // (bucket key | document) entries
+
+	ref      refs            // reference documents (Options.Against)
+	stored   *storedSigs     // the inputs' stored signatures (Options.Signatures)
+	sigOut   *sigfile.Writer // Options.SignaturesOut
+	emptySig []uint64        // the signature of a text without features, for sigOut
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
@@ -132,24 +140,55 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
 	}
+	// The ids of reference documents: only those in verified pairs are
+	// read back.
+	r.ref.ids = docstore.New(tmp, "refids", m/64)
+	defer r.ref.ids.Close()
+	if o.Signatures != "" {
+		if err := r.openStored(); err != nil {
+			return nil, err
+		}
+		defer r.stored.r.Close()
+	}
+	if o.SignaturesOut != "" {
+		if err := r.openSignaturesOut(); err != nil {
+			return nil, err
+		}
+		defer r.sigOut.Abort()
+	}
 	defer acquireBudget(m)()
 
-	stages := []struct {
+	type stage struct {
 		name string
 		fn   func(context.Context) error
-	}{
+	}
+	var stages []stage
+	if len(o.Against) > 0 {
+		stages = append(stages, stage{"reference", r.reference})
+	}
+	stages = append(stages, []stage{
 		{"sign", r.sign},
 		{"candidates", r.candidates},
 		{"verify", r.verify},
-		{"cluster", r.cluster},
+		{"cluster", func(ctx context.Context) error {
+			if err := r.place(); err != nil {
+				return err
+			}
+			return r.cluster(ctx)
+		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
-	}
+	}...)
 	for _, st := range stages {
 		t := time.Now()
 		if err := st.fn(ctx); err != nil {
 			return nil, err
 		}
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
+	}
+	if r.sigOut != nil {
+		if err := r.sigOut.Close(); err != nil {
+			return nil, fmt.Errorf("dedup: --signatures-out: %w", err)
+		}
 	}
 	r.finish()
 	if golden != nil {

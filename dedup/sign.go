@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/minhash"
 )
 
 // Document states.
@@ -27,18 +28,23 @@ type signed struct {
 	hasKeep []bool
 	texts   []byte
 	textEnd []int
-	sigs    []uint64 // Words() per OK document
+	sigs    []uint64 // Words() per OK document (none when signatures are stored)
 	entries []uint64
+	files   []string // where each record is, for the errors of stored signatures
+	lines   []int64
 }
 
 // signer is one worker's state. Documents are numbered by their input
-// position in band-key entries (sketch.PackEntry), so a run takes up to
-// 2^sketch.EntryDocBits documents.
+// position in band-key entries (sketch.PackEntry), after the reference
+// documents (base of them), so a run takes up to 2^sketch.EntryDocBits
+// documents.
 type signer struct {
 	sk      sketch.Sketcher
 	keys    []uint64
-	keepTx  bool // keep texts (exact verification)
-	maxText int  // capacity of texts kept across batches
+	base    uint32 // documents numbered before these records'
+	keepTx  bool   // keep texts (exact verification, stored signatures)
+	stored  bool   // signatures are read, not made (Options.Signatures): parse only
+	maxText int    // capacity of texts kept across batches
 }
 
 // begin empties out, which holds an earlier batch's documents, for b.
@@ -51,6 +57,7 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
+	out.files, out.lines = out.files[:0], out.lines[:0]
 	if w.keepTx && cap(out.texts) < b.Bytes() {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -67,6 +74,14 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
+	out.files, out.lines = append(out.files, rec.File), append(out.lines, rec.Line)
+	if w.stored {
+		// The collector takes the stored signature, in input order.
+		out.status = append(out.status, docOK)
+		out.texts = append(out.texts, doc.Text...)
+		out.textEnd = append(out.textEnd, len(out.texts))
+		return nil
+	}
 	n := len(out.sigs)
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
 	if empty {
@@ -82,7 +97,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
 	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-	out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
 	return nil
 }
 
@@ -95,44 +110,60 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
 	out.textEnd = append(out.textEnd, len(out.texts))
+	out.files, out.lines = append(out.files, rec.File), append(out.lines, rec.Line)
 }
 
-// sign reads every input, signs every document on all workers and hands the
-// results, in input order, to r.collect.
+// sign reads every input, signs every document on all workers (or takes
+// its stored signature) and hands the results, in input order, to
+// r.collect.
 func (r *run) sign(ctx context.Context) error {
-	reader, err := corpus.NewReader(r.inputs, &r.opts.Corpus)
+	var err error
+	r.parseStats, r.readStats, r.hashMetrics, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, r.collect)
 	if err != nil {
 		return err
 	}
+	return r.finishSign()
+}
+
+// signCorpus reads the corpus inputs, signs every document on all workers
+// (only parses it, if stored) and hands the results, in input order, to
+// collect; the records' documents are numbered from base on. It returns the
+// parsers' and the reader's statistics and the signing metrics.
+func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, base uint32, stored bool, collect func(*signed) error) (parse, read corpus.Stats, hash minhash.Metrics, err error) {
+	reader, err := corpus.NewReader(inputs, &r.opts.Corpus)
+	if err != nil {
+		return parse, read, hash, err
+	}
 	defer reader.Close()
-	r.bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
+	r.bar.Stage(stage, reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer r.bar.Finish()
 
 	var signers []*signer
-	r.parseStats, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
+	parse, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
 		func() (corpuspipe.Worker[signed], error) {
 			w, err := r.newSigner()
 			if err != nil {
 				return corpuspipe.Worker[signed]{}, err
 			}
+			w.base, w.stored = base, stored
+			w.keepTx = w.keepTx || stored
 			signers = append(signers, w)
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
 		},
 		func(b *corpuspipe.Batch[signed]) error {
-			if err := r.collect(&b.Result); err != nil {
+			if err := collect(&b.Result); err != nil {
 				return err
 			}
 			r.bar.Add(int64(len(b.Result.index)), b.RawBytes)
 			return nil
 		})
 	if err != nil {
-		return err
+		return parse, read, hash, err
 	}
 	for _, w := range signers {
-		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
+		hash = hash.Add(w.sk.Metrics())
 	}
-	r.readStats = reader.Stats()
-	return nil
+	return parse, reader.Stats(), hash, nil
 }
 
 func (r *run) newSigner() (*signer, error) {
@@ -149,6 +180,11 @@ func (r *run) newSigner() (*signer, error) {
 
 // collect appends one batch's documents to the run's tables and stores.
 func (r *run) collect(s *signed) error {
+	if r.stored != nil {
+		if err := r.takeStored(s); err != nil {
+			return err
+		}
+	}
 	words := r.sketch.Words()
 	id0, tx0, sg := 0, 0, 0
 	for j, idx := range s.index {
@@ -166,7 +202,14 @@ func (r *run) collect(s *signed) error {
 			sig = s.sigs[sg : sg+words]
 			sg += words
 		}
-		if err := r.addDoc(s.status[j], s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], s.texts[tx0:s.textEnd[j]], sig); err != nil {
+		text := s.texts[tx0:s.textEnd[j]]
+		if s.status[j] != docOK {
+			text = nil // kept only for the stored signatures' check
+		}
+		if err := r.addDoc(s.status[j], s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, sig); err != nil {
+			return err
+		}
+		if err := r.writeSignature(s.status[j], s.ids[id0:s.idEnd[j]], sig); err != nil {
 			return err
 		}
 		id0, tx0 = s.idEnd[j], s.textEnd[j]
@@ -175,8 +218,14 @@ func (r *run) collect(s *signed) error {
 }
 
 func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, sig []uint64) error {
+	if uint64(r.ref.n)+uint64(r.docs.len()) >= 1<<sketch.EntryDocBits {
+		return fmt.Errorf("dedup: more than %d documents, reference documents included", uint64(1)<<sketch.EntryDocBits-1)
+	}
 	r.docs.add(status, id, length, keep, hasKeep)
 	if r.texts != nil {
+		if !r.textsOn {
+			r.textsOn, r.textBase = true, r.ref.n
+		}
 		if _, err := r.texts.Append(text); err != nil {
 			return err
 		}

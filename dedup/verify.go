@@ -20,7 +20,7 @@ type edge struct {
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
 	var feats *docstore.Store
-	var featRec []int32
+	var featRec []int32 // by document − r.textBase
 	if r.job.Verify == VerifyExact {
 		var err error
 		feats, featRec, err = r.featureSets(ctx)
@@ -47,13 +47,16 @@ func (r *run) verify(ctx context.Context) error {
 				var out []edge
 				for _, p := range pairs {
 					a, b := uint32(p>>32), uint32(p)
+					// A reference document known only by its signature
+					// is verified by the estimate (jobspec.ReferenceVerify).
+					textless := r.ref.textless(a)
 					var err error
 					if int64(a) != lastA {
 						if sa, err = r.sigs.GetUint64s(sa[:0], int(a)); err != nil {
 							return nil, err
 						}
-						if feats != nil {
-							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a])); err != nil {
+						if feats != nil && !textless {
+							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
 						}
@@ -62,12 +65,19 @@ func (r *run) verify(ctx context.Context) error {
 					if sb, err = r.sigs.GetUint64s(sb[:0], int(b)); err != nil {
 						return nil, err
 					}
-					if feats != nil {
-						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b])); err != nil {
-							return nil, err
+					var d jobspec.Verdict
+					var ok bool
+					if textless {
+						d, ok = v.VerifyWithoutTexts(sa, sb)
+					} else {
+						if feats != nil {
+							if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
+								return nil, err
+							}
 						}
+						d, ok = v.Verify(sa, sb, fa, fb)
 					}
-					if d, ok := v.Verify(sa, sb, fa, fb); ok {
+					if ok {
 						out = append(out, edge{a: a, b: b, Verdict: d})
 					}
 				}
@@ -81,26 +91,29 @@ func (r *run) verify(ctx context.Context) error {
 		})
 }
 
-// featureSets computes, for every document in a candidate pair, its sorted
-// feature set, in parallel, and stores them; featRec maps a document to its
-// record (or -1).
+// featureSets computes, for every document in a candidate pair that is
+// verified exactly (not one with a reference document without text), its
+// sorted feature set, in parallel, and stores them; featRec maps a document
+// d ≥ r.textBase to its record, at d − r.textBase (or -1).
 func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error) {
-	n := r.docs.len()
+	n := int(r.ref.n) + r.docs.len() - int(r.textBase)
 	featRec := make([]int32, n)
 	for i := range featRec {
 		featRec[i] = -1
 	}
 	var need []uint32
 	mark := func(d uint32) {
-		if featRec[d] == -1 {
-			featRec[d] = -2
+		if featRec[d-r.textBase] == -1 {
+			featRec[d-r.textBase] = -2
 			need = append(need, d)
 		}
 	}
 	if err := r.pairs.each(func(c []uint64) error {
 		for _, p := range c {
-			mark(uint32(p >> 32))
-			mark(uint32(p))
+			if a := uint32(p >> 32); !r.ref.textless(a) {
+				mark(a)
+				mark(uint32(p))
+			}
 		}
 		return nil
 	}); err != nil {
@@ -132,7 +145,7 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 				out := make([][]uint64, len(docs))
 				for i, d := range docs {
 					var err error
-					if text, err = r.texts.Get(text[:0], int(d)); err != nil {
+					if text, err = r.texts.Get(text[:0], int(d-r.textBase)); err != nil {
 						return nil, err
 					}
 					out[i] = v.Features(nil, text)
@@ -148,7 +161,7 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 				if err != nil {
 					return err
 				}
-				featRec[d] = int32(rec)
+				featRec[d-r.textBase] = int32(rec)
 			}
 			r.bar.Add(int64(len(sets)), 0)
 			return nil
