@@ -10,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/ordered"
@@ -249,22 +248,22 @@ func (r *run) referenceSignatures(ctx context.Context, src *refSource, st *jobsp
 	return nil
 }
 
-// referenceIndex reads and bands the stored signatures of an index.
+// referenceIndex reads and bands the stored signatures of an index,
+// opened with Options.OpenIndex.
 func (r *run) referenceIndex(ctx context.Context, src *refSource, st *jobspec.ReferenceSource) error {
-	// Read-only, without the bucket filters (only signatures are read) and
-	// with a small cache (each record is read once).
-	db, err := index.Open(src.path, &index.Options{Spec: r.job.Sketch.Spec, ReadOnly: true, FilterBytes: -1, CacheSize: 8 << 20})
+	if r.opts.OpenIndex == nil {
+		return fmt.Errorf("dedup: --against %s: %w: an index directory, and this program reads no index (Options.OpenIndex is not set)", src.path, ErrInvalidOptions)
+	}
+	db, err := r.opts.OpenIndex(src.path, r.job.Sketch.Spec)
 	if err != nil {
 		return fmt.Errorf("dedup: --against %s: %w", src.path, err)
 	}
 	defer db.Close()
-	c := db.Config()
-	if err := r.job.CheckSignatures("--against "+src.path, c.Spec.String(), c.Spec.Fingerprint(), c.Params.String(), c.Params.Fingerprint()); err != nil {
+	spec, specFP, params, paramsFP := db.Made()
+	if err := r.job.CheckSignatures("--against "+src.path, spec, specFP, params, paramsFP); err != nil {
 		return err
 	}
-	err = r.bandStored(ctx, st, func(fn func(id []byte, sig []uint64) error) error {
-		return db.EachDocument(ctx, func(id []byte, sig minhash.Signature) error { return fn(id, sig) })
-	})
+	err = r.bandStored(ctx, st, func(fn func(id []byte, sig []uint64) error) error { return db.Each(ctx, fn) })
 	if err != nil {
 		return fmt.Errorf("dedup: --against %s: %w", src.path, err)
 	}

@@ -106,6 +106,15 @@ func buildIndex(t testing.TB, dir, sigs string) {
 	}
 }
 
+// openIndex is Options.OpenIndex as neardup's commands set it.
+func openIndex(path string, spec shingle.Spec) (jobspec.StoredSignatures, error) {
+	s, err := index.OpenSignatures(path, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
 // linesWith returns the lines of file that name an id of ids (a pairs.tsv
 // line names two).
 func linesWith(t testing.TB, file string, ids map[string]bool) []string {
@@ -187,7 +196,7 @@ func TestAgainstEquivalence(t *testing.T) {
 			buildIndex(t, idx, sigs)
 			for _, ref := range []string{sigs, idx} {
 				o := estimate
-				o.Against = []string{ref}
+				o.Against, o.OpenIndex = []string{ref}, openIndex
 				out, rep := runDedup(t, []string{inB}, &o)
 				if got := readLines(t, filepath.Join(out, PairsFile)); !slices.Equal(got, wantEst) {
 					t.Fatalf("--against %s --verify estimate: %d pairs; dedup A B --verify estimate has %d with a member in B:\n%s",
@@ -198,7 +207,7 @@ func TestAgainstEquivalence(t *testing.T) {
 				// Under --verify exact: input pairs exactly, pairs with A
 				// by the estimate.
 				o = exact
-				o.Against = []string{ref}
+				o.Against, o.OpenIndex = []string{ref}, openIndex
 				out, rep = runDedup(t, []string{inB}, &o)
 				var want []string
 				idsA := idSet(a)
@@ -436,6 +445,8 @@ func TestStoredSignaturesRefused(t *testing.T) {
 	writeSigs(t, long, append(slices.Clone(b), doc{"extra", "one more"}), &Options{})
 	seeded := filepath.Join(dir, "seed.ndsf")
 	writeSigs(t, seeded, b, &Options{Params: minhash.Params{Seed: 7}})
+	seededIndex := filepath.Join(dir, "idx")
+	buildIndex(t, seededIndex, seeded)
 	for _, tt := range []struct {
 		name string
 		o    Options
@@ -448,6 +459,8 @@ func TestStoredSignaturesRefused(t *testing.T) {
 		{"seed", Options{Signatures: seeded}, jobspec.ErrSignatureMismatch, []string{"seed=7", fmt.Sprintf("%016x", minhash.Params{Seed: 7, K: 128, Bits: 32, Scheme: minhash.OnePermutation}.Fingerprint())}},
 		{"against seed", Options{Against: []string{seeded}}, jobspec.ErrSignatureMismatch, []string{"--against", "seed=7"}},
 		{"against spec", Options{Against: []string{other}, Spec: mustSpec(t, "char:5")}, jobspec.ErrSignatureMismatch, []string{"shingle spec", "char"}},
+		{"against index seed", Options{Against: []string{seededIndex}, OpenIndex: openIndex}, jobspec.ErrSignatureMismatch, []string{"--against", "seed=7"}},
+		{"index without OpenIndex", Options{Against: []string{seededIndex}}, ErrInvalidOptions, []string{"reads no index"}},
 	} {
 		err := run(tt.o)
 		if !errors.Is(err, tt.is) {

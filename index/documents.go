@@ -7,6 +7,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
 )
 
 // EachDocument calls fn with the id and signature of every stored document,
@@ -55,3 +56,43 @@ func (d *DB) EachDocument(ctx context.Context, fn func(id []byte, sig minhash.Si
 	}
 	return it.Error()
 }
+
+// Signatures is an index opened for reading its stored signatures only:
+// the reference documents of a batch deduplication (neardup dedup --against
+// DIR). Make one with OpenSignatures. Not safe for concurrent use.
+type Signatures struct {
+	db *DB
+}
+
+// OpenSignatures opens the index in dir read-only, without its bucket
+// filters and with a small cache (each record is read once), to read its
+// stored signatures. A keyed spec's key is not stored: spec supplies it (a
+// spec whose fingerprint differs from the stored one fails with
+// ErrSpecMismatch); an unkeyed index opens whatever spec is given.
+func OpenSignatures(dir string, spec shingle.Spec) (*Signatures, error) {
+	o := &Options{ReadOnly: true, FilterBytes: -1, CacheSize: 8 << 20}
+	if spec.Key != nil {
+		o.Spec = spec
+	}
+	db, err := Open(dir, o)
+	if err != nil {
+		return nil, err
+	}
+	return &Signatures{db: db}, nil
+}
+
+// Made returns the canonical forms and fingerprints of the shingle spec and
+// the minhash params (seed included) the index's signatures were made
+// under.
+func (s *Signatures) Made() (spec string, specFP uint64, params string, paramsFP uint64) {
+	c := s.db.Config()
+	return c.Spec.String(), c.Spec.Fingerprint(), c.Params.String(), c.Params.Fingerprint()
+}
+
+// Each is DB.EachDocument with the signature as plain words.
+func (s *Signatures) Each(ctx context.Context, fn func(id []byte, sig []uint64) error) error {
+	return s.db.EachDocument(ctx, func(id []byte, sig minhash.Signature) error { return fn(id, sig) })
+}
+
+// Close closes the index.
+func (s *Signatures) Close() error { return s.db.Close() }

@@ -9,7 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/jobflags"
+	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/shingle"
 )
 
 // buildDedupOptions returns the options of a dedup run from its flags (jobflags.Dedup,
@@ -32,6 +35,7 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 	if !f.Quiet && io.ErrIsTerminal {
 		opts.Progress = io.Err
 	}
+	opts.OpenIndex = openIndexSignatures
 	return opts, nil
 }
 
@@ -86,4 +90,14 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		fmt.Fprintln(io.Out)
 	}
 	return nil
+}
+
+// openIndexSignatures is dedup's Options.OpenIndex: an index directory given
+// to --against is read through package index.
+func openIndexSignatures(path string, spec shingle.Spec) (jobspec.StoredSignatures, error) {
+	s, err := index.OpenSignatures(path, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

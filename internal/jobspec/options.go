@@ -201,6 +201,12 @@ type Options struct {
 	// directory of shards (sigfile.ShardName) for neardup-beam. Default
 	// "": none.
 	SignaturesOut string
+	// OpenIndex opens an index directory given in Against for reading its
+	// stored signatures. It is a hook so that a driver links the index's
+	// storage (Pebble) only when its program sets it: neardup's commands
+	// set it (package index, DB.EachDocument). Default nil: an index
+	// directory in Against is refused.
+	OpenIndex func(path string, spec shingle.Spec) (StoredSignatures, error)
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o; a nil o yields

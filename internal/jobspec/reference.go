@@ -1,6 +1,7 @@
 package jobspec
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -110,6 +111,22 @@ func (j *Job) CheckSignatures(source, spec string, specFP uint64, params string,
 	}
 	return fmt.Errorf("%w: %s: signatures made under %s; sign with the same --shingle, --scheme, --num-perm, --bits and --seed",
 		ErrSignatureMismatch, source, strings.Join(what, "; "))
+}
+
+// StoredSignatures are signatures read from a store that is not a
+// signature file (an index, through Options.OpenIndex), as reference
+// documents. Not safe for concurrent use.
+type StoredSignatures interface {
+	// Made returns the canonical forms and fingerprints of the shingle
+	// spec and the minhash params the signatures were made under, for
+	// Job.CheckSignatures.
+	Made() (spec string, specFP uint64, params string, paramsFP uint64)
+	// Each calls fn with the id and signature of every document, in the
+	// store's order; id and sig are valid only until fn returns. An error
+	// of fn, or ctx's cancellation, stops it and is returned.
+	Each(ctx context.Context, fn func(id []byte, sig []uint64) error) error
+	// Close releases the store.
+	Close() error
 }
 
 // ReferenceReport is report.json's account of the reference documents of a
