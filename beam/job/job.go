@@ -36,8 +36,11 @@ type Options struct {
 	// apply (the runner sizes the workers; they are only reported); TempDir
 	// is the directory for the intermediate state between the pipelines,
 	// which must be reachable by every worker and the launching process (a
-	// gs:// path on Dataflow). Golden is not supported. Default: the
-	// defaults of jobspec.Options, and a new local temporary directory.
+	// gs:// path on Dataflow). Golden, Against and Signatures are not
+	// supported (see Supported); SignaturesOut is a directory, into which
+	// the sign stage writes one signature shard per input split. Default:
+	// the defaults of jobspec.Options, and a new local temporary
+	// directory.
 	Dedup *jobspec.Options
 	// SingleFile writes kept.jsonl, clusters.jsonl and pairs.tsv as single
 	// files, each by one worker, instead of shards. Default false.
@@ -81,8 +84,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", jobspec.ErrInvalidOptions)
 	}
-	if dopts.Golden != "" {
-		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
+	if err := Supported(&dopts); err != nil {
+		return nil, err
 	}
 	if job.Sketch.Spec.Key != nil {
 		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)
@@ -125,8 +128,13 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
 		defer files.RemoveAll(ctx, work)
 	}
+	if p := dopts.SignaturesOut; p != "" && !isRemote(p) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: --signatures-out: %w", Tool, err)
+		}
+	}
 	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
-		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
+		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), SignaturesOut: dopts.SignaturesOut}
 
 	var timings []jobspec.Timing
 	runJob := func(name string, p *beam.Pipeline) error {
@@ -187,6 +195,25 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	return rep, nil
+}
+
+// Supported reports the job options the Beam job does not take, as errors
+// wrapping jobspec.ErrInvalidOptions that say what to use instead: a golden
+// set (score the outputs with neardup eval score), reference sources
+// (Against) and stored signatures of the inputs (Signatures), which only
+// neardup dedup reads. SignaturesOut is supported: a directory of shards.
+func Supported(o *jobspec.Options) error {
+	switch {
+	case o.Golden != "":
+		return fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
+	case len(o.Against) > 0:
+		return fmt.Errorf("%w: --against is not supported by %s: deduplicate against reference documents with neardup dedup --against "+
+			"(its signatures, from --signatures-out, make the reference cheap to read)", jobspec.ErrInvalidOptions, Tool)
+	case o.Signatures != "":
+		return fmt.Errorf("%w: --signatures is not supported by %s, whose workers sign their splits: re-run with stored signatures with neardup dedup --signatures",
+			jobspec.ErrInvalidOptions, Tool)
+	}
+	return nil
 }
 
 // Defaults and limits of Options.

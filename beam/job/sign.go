@@ -108,6 +108,13 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	}
 	st := SplitStats{Split: sp.Index, LastLocal: -1}
 	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
+	var sigs *sigWriter
+	if f.C.SignaturesOut != "" {
+		if sigs, err = newSigWriter(ctx, &f.C, sp.Index); err != nil {
+			return err
+		}
+		defer sigs.abort()
+	}
 	var doc corpus.Document
 	rs, err := eachRecord(ctx, &f.C, sp.Index, func(rec *corpus.Record) (bool, error) {
 		if rec.Index >= 1<<localBits {
@@ -122,7 +129,15 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			st.ParseBad++
 			return true, nil
 		}
-		if !k.sign(doc.Text) {
+		signed := k.sign(doc.Text)
+		if sigs != nil {
+			// Every document that parses, the empty set's signature for a
+			// text without features: what neardup sign writes.
+			if err := sigs.add(rec, doc.ID, k.sig); err != nil {
+				return false, err
+			}
+		}
+		if !signed {
 			st.Empty++
 			return true, nil
 		}
@@ -136,6 +151,11 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		return err
 	}
 	batches.flush()
+	if sigs != nil {
+		if err := sigs.close(); err != nil {
+			return err
+		}
+	}
 	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
 	st.Hash = k.Metrics()
 	stats(st)

@@ -104,6 +104,9 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("workers").Usage = "not used: the runner sizes its workers (reported only)"
 	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
 	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
+	fs.Lookup("against").Usage = "not supported: deduplicate against reference documents with neardup dedup --against"
+	fs.Lookup("signatures").Usage = "not supported: use stored signatures of the inputs with neardup dedup --signatures"
+	fs.Lookup("signatures-out").Usage = "also write the inputs' signatures into this directory, one shard per input file (local or gs://; read them with sigfile.Open or --against)"
 	fs.BoolVar(&o.singleFile, "single-file", false, "write kept.jsonl, clusters.jsonl and pairs.tsv as single files (one worker each) instead of shards")
 	fs.IntVar(&o.shardLines, "shard-lines", job.DefaultShardLines, "lines per pairs.tsv shard, at least 1")
 	fs.IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("partitions of the band-key space, a power of two up to %d (default: one per 64 MiB of input)", job.MaxPartitions))
@@ -207,6 +210,9 @@ func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Wri
 		return usageError{err}
 	}
 	if err := o.check(); err != nil {
+		return usageError{err}
+	}
+	if err := job.Supported(opts); err != nil {
 		return usageError{err}
 	}
 	if *jobopts.Async {
