@@ -55,10 +55,26 @@ groups them into clusters and writes, into --out:
   report.html     the same as a page: S-curve, histograms, sample clusters
 
 With --golden TRUTH, the run is scored against a truth file (eval truth):
-precision, recall by similarity band, adjusted Rand index, in both reports.`,
+precision, recall by similarity band, adjusted Rand index, in both reports.
+
+Sign once, use many times:
+  --against REF        deduplicate the inputs against REF (repeatable): a corpus, a
+                       signature file (neardup sign, --signatures-out; a file, a
+                       directory of shards or a glob) or an index directory. Inputs
+                       that are near duplicates of a REF document are removed; REF
+                       documents are never removed nor written, and never paired
+                       with each other. Pairs with a REF document are verified
+                       exactly when REF is a corpus, by the estimate otherwise.
+  --signatures SIGS    use the inputs' stored signatures (same ids, same order)
+                       instead of signing: the same outputs, no hashing.
+  --signatures-out F   also write the inputs' signatures to F, as neardup sign does.
+Stored signatures must be made with the same --shingle, --scheme, --num-perm,
+--bits and --seed; the error names both fingerprints otherwise.`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
-  neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
+  neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/
+  neardup dedup --against archive.ndsf --signatures-out week.ndsf -o out week.jsonl
+  neardup dedup --signatures week.ndsf --threshold 0.7 -o out-0.7 week.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := buildDedupOptions(io, f)
@@ -80,6 +96,10 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	c := rep.Counts
 	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
 		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	if r := rep.Reference; r != nil {
+		fmt.Fprintf(io.Out, "reference documents %d (empty %d)  pairs with them %d (verified %s)  inputs removed as their near duplicates %d\n",
+			r.Documents, r.Empty, r.ReferencePairs.Verified, r.ReferencePairs.Verify, r.RemovedByReference)
+	}
 	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
 		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
 	if g := rep.Golden; g != nil {

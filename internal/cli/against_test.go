@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// againstCorpus writes halves A and B of a corpus: the bundled articles
+// split in two, B with near copies (a few words cut) of A's articles and of
+// its own, so that B has pairs with A and within itself.
+func againstCorpus(t *testing.T) (a, b string) {
+	t.Helper()
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var d struct {
+			ID   string `json:"id"`
+			Text string `json:"text"`
+		}
+		if err := json.Unmarshal(line, &d); err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, d)
+	}
+	write := func(name string, lines []string) string {
+		p := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	enc := func(id, text string) string {
+		b, _ := json.Marshal(map[string]string{"id": id, "text": text})
+		return string(b)
+	}
+	var la, lb []string
+	for i, d := range docs {
+		if i < 500 {
+			la = append(la, enc(d.ID, d.Text))
+		} else {
+			lb = append(lb, enc(d.ID, d.Text))
+		}
+		if i%7 == 0 { // a near copy in B, of an A or a B article
+			w := strings.Fields(d.Text)
+			lb = append(lb, enc(fmt.Sprintf("%s-copy", d.ID), strings.Join(w[:len(w)-len(w)/30], " ")))
+		}
+	}
+	return write("a.jsonl", la), write("b.jsonl", lb)
+}
+
+func mustRun(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", args...)
+	if code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	return stdout
+}
+
+func sameFiles(t *testing.T, what, x, y string, names ...string) {
+	t.Helper()
+	for _, n := range names {
+		p, err := os.ReadFile(filepath.Join(x, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := os.ReadFile(filepath.Join(y, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(p, q) {
+			t.Errorf("%s: %s differs", what, n)
+		}
+	}
+}
+
+// TestSignOnceUseMany is the README's incremental workflow on the command
+// line: neardup sign's file is byte for byte what dedup --signatures-out
+// writes; dedup --signatures gives the outputs of signing; dedup --against
+// a signature file and --against an index built from the same corpus find
+// the same pairs, none within A, and the summary says what the reference
+// removed; signatures of another seed are refused with both fingerprints.
+func TestSignOnceUseMany(t *testing.T) {
+	a, b := againstCorpus(t)
+	dir := t.TempDir()
+	sigsA := filepath.Join(dir, "a.ndsf")
+	mustRun(t, "sign", "-q", "-o", sigsA, a)
+	plain := filepath.Join(dir, "plain")
+	byDedup := filepath.Join(dir, "a-dedup.ndsf")
+	mustRun(t, "dedup", "-q", "--signatures-out", byDedup, "-o", plain, a)
+	x, _ := os.ReadFile(sigsA)
+	y, _ := os.ReadFile(byDedup)
+	if len(x) == 0 || !bytes.Equal(x, y) {
+		t.Fatalf("dedup --signatures-out wrote %d bytes; neardup sign %d, or other bytes", len(y), len(x))
+	}
+	stored := filepath.Join(dir, "stored")
+	mustRun(t, "dedup", "-q", "--signatures", sigsA, "-o", stored, a)
+	sameFiles(t, "--signatures", plain, stored, "pairs.tsv", "clusters.jsonl", "kept.jsonl")
+
+	idx := filepath.Join(dir, "idx")
+	mustRun(t, "index", "build", "--data", idx, a)
+	bySigs, byIndex := filepath.Join(dir, "by-sigs"), filepath.Join(dir, "by-index")
+	summary := mustRun(t, "dedup", "-q", "--against", sigsA, "-o", bySigs, b)
+	mustRun(t, "dedup", "-q", "--against", idx, "-o", byIndex, b)
+	sameFiles(t, "--against index and signatures", bySigs, byIndex, "pairs.tsv", "clusters.jsonl", "kept.jsonl")
+	if !strings.Contains(summary, "reference documents 500") || !strings.Contains(summary, "verified estimate") {
+		t.Errorf("summary %q; want the 500 reference documents and their pairs verified by the estimate", summary)
+	}
+	idsA := map[string]bool{}
+	data, _ := os.ReadFile(a)
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var d struct{ ID string }
+		json.Unmarshal([]byte(l), &d)
+		idsA[d.ID] = true
+	}
+	pairs, _ := os.ReadFile(filepath.Join(bySigs, "pairs.tsv"))
+	var withA int
+	for _, l := range strings.Split(strings.TrimSpace(string(pairs)), "\n") {
+		f := strings.Split(l, "\t")
+		switch {
+		case idsA[f[0]] && idsA[f[1]]:
+			t.Errorf("pair %q: two reference documents", l)
+		case idsA[f[0]] || idsA[f[1]]:
+			withA++
+			if f[3] != "-" {
+				t.Errorf("pair %q with a reference document known by its signature has an exact similarity", l)
+			}
+		}
+	}
+	if withA < 50 {
+		t.Errorf("%d pairs with A (estimated); want the ~70 copies of A's articles", withA)
+	}
+
+	code, _, stderr := runCLI(t, "", "dedup", "-q", "--seed", "3", "--against", sigsA, "-o", filepath.Join(dir, "seed"), b)
+	if code != ExitFailure || !strings.Contains(stderr, "seed=0") || !strings.Contains(stderr, "seed=3") || !strings.Contains(stderr, "fingerprint") {
+		t.Errorf("--seed 3 against seed-0 signatures: exit %d, %q; want exit 1 naming both params and fingerprints", code, stderr)
+	}
+}
