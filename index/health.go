@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -230,8 +231,17 @@ func (fs *faultFS) check(err error) error {
 	return err
 }
 
-func (fs *faultFS) file(f vfs.File, err error) (vfs.File, error) {
+// file wraps a file opened for writing as name. A write-ahead log that
+// cannot be made for a disk error is given as a file whose every write and
+// sync fails with that error: Pebble, which cannot create the log it
+// rotates to, panics in a state that cannot be recovered (a mutex unlocked
+// twice), where a log that fails makes the commit fail (and the DB, which
+// has recorded the failure, refuses the next ones).
+func (fs *faultFS) file(name string, f vfs.File, err error) (vfs.File, error) {
 	if fs.check(err) != nil {
+		if isDiskError(err) && strings.HasSuffix(name, ".log") {
+			return &failedFile{name: fs.PathBase(name), err: err}, nil
+		}
 		return f, err
 	}
 	return &faultFile{File: f, fs: fs}, nil
@@ -239,22 +249,26 @@ func (fs *faultFS) file(f vfs.File, err error) (vfs.File, error) {
 
 // Create creates a file, watching its writes.
 func (fs *faultFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return fs.file(fs.FS.Create(name, c))
+	f, err := fs.FS.Create(name, c)
+	return fs.file(name, f, err)
 }
 
 // OpenReadWrite opens a file for writing, watching its writes.
 func (fs *faultFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	return fs.file(fs.FS.OpenReadWrite(name, c, opts...))
+	f, err := fs.FS.OpenReadWrite(name, c, opts...)
+	return fs.file(name, f, err)
 }
 
 // ReuseForWrite renames a file for reuse, watching its writes.
 func (fs *faultFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	return fs.file(fs.FS.ReuseForWrite(oldname, newname, c))
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.file(newname, f, err)
 }
 
 // OpenDir opens a directory, watching its syncs.
 func (fs *faultFS) OpenDir(name string) (vfs.File, error) {
-	return fs.file(fs.FS.OpenDir(name))
+	f, err := fs.FS.OpenDir(name)
+	return fs.file(name, f, err)
 }
 
 // Link links a file, recording a disk error.
@@ -271,6 +285,40 @@ func (fs *faultFS) Rename(oldname, newname string) error {
 func (fs *faultFS) MkdirAll(dir string, perm os.FileMode) error {
 	return fs.check(fs.FS.MkdirAll(dir, perm))
 }
+
+// failedFile stands for a write-ahead log that could not be created: every
+// read, write and sync fails with err. Nothing written to it is ever
+// acknowledged.
+type failedFile struct {
+	name string
+	err  error
+}
+
+var _ vfs.File = (*failedFile)(nil)
+
+func (f *failedFile) Close() error                       { return nil }
+func (f *failedFile) Read([]byte) (int, error)           { return 0, f.err }
+func (f *failedFile) ReadAt([]byte, int64) (int, error)  { return 0, f.err }
+func (f *failedFile) Write([]byte) (int, error)          { return 0, f.err }
+func (f *failedFile) WriteAt([]byte, int64) (int, error) { return 0, f.err }
+func (f *failedFile) Preallocate(int64, int64) error     { return f.err }
+func (f *failedFile) Stat() (vfs.FileInfo, error)        { return failedInfo{f.name}, nil }
+func (f *failedFile) Sync() error                        { return f.err }
+func (f *failedFile) SyncTo(int64) (bool, error)         { return false, f.err }
+func (f *failedFile) SyncData() error                    { return f.err }
+func (f *failedFile) Prefetch(int64, int64) error        { return nil }
+func (f *failedFile) Fd() uintptr                        { return vfs.InvalidFd }
+
+// failedInfo describes a failedFile: empty.
+type failedInfo struct{ name string }
+
+func (i failedInfo) Name() string           { return i.name }
+func (i failedInfo) Size() int64            { return 0 }
+func (i failedInfo) Mode() os.FileMode      { return 0o644 }
+func (i failedInfo) ModTime() time.Time     { return time.Time{} }
+func (i failedInfo) IsDir() bool            { return false }
+func (i failedInfo) Sys() any               { return nil }
+func (i failedInfo) DeviceID() vfs.DeviceID { return vfs.DeviceID{} }
 
 // faultFile is a file of faultFS.
 type faultFile struct {

@@ -22,7 +22,8 @@ import (
 // (ENOSPC) or was remounted read-only (EROFS) under the index.
 type injectFS struct {
 	vfs.FS
-	fail atomic.Int64 // a syscall.Errno, 0 for none
+	fail       atomic.Int64 // a syscall.Errno, 0 for none
+	createOnly bool         // fail only the creation of files (a directory made read-only: open files stay writable)
 }
 
 type injectFile struct {
@@ -35,6 +36,14 @@ func (f *injectFS) err() error {
 		return syscall.Errno(e)
 	}
 	return nil
+}
+
+// writeErr is the error of a write to an open file.
+func (f *injectFS) writeErr() error {
+	if f.createOnly {
+		return nil
+	}
+	return f.err()
 }
 
 func (f *injectFS) wrap(file vfs.File, err error) (vfs.File, error) {
@@ -70,35 +79,35 @@ func (f *injectFS) Rename(old, name string) error {
 }
 
 func (f *injectFile) Write(p []byte) (int, error) {
-	if err := f.fs.err(); err != nil {
+	if err := f.fs.writeErr(); err != nil {
 		return 0, err
 	}
 	return f.File.Write(p)
 }
 
 func (f *injectFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.err(); err != nil {
+	if err := f.fs.writeErr(); err != nil {
 		return 0, err
 	}
 	return f.File.WriteAt(p, off)
 }
 
 func (f *injectFile) Sync() error {
-	if err := f.fs.err(); err != nil {
+	if err := f.fs.writeErr(); err != nil {
 		return err
 	}
 	return f.File.Sync()
 }
 
 func (f *injectFile) SyncData() error {
-	if err := f.fs.err(); err != nil {
+	if err := f.fs.writeErr(); err != nil {
 		return err
 	}
 	return f.File.SyncData()
 }
 
 func (f *injectFile) SyncTo(n int64) (bool, error) {
-	if err := f.fs.err(); err != nil {
+	if err := f.fs.writeErr(); err != nil {
 		return false, err
 	}
 	return f.File.SyncTo(n)
@@ -128,15 +137,23 @@ func (l *logLines) lines() []string {
 // Health and the metrics report it, the log says it once. A crash then (a
 // clone of the filesystem holding only what was synced) keeps every
 // acknowledged document, and the index is consistent.
+//
+// A third case fails only the creation of files (EACCES: a directory made
+// read-only, whose open files stay writable): Pebble then cannot create the
+// write-ahead log it rotates to, and used to panic in a way no recover
+// catches (sync: unlock of unlocked mutex).
 func TestStorageFaults(t *testing.T) {
-	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EROFS} {
-		t.Run(errno.Error(), func(t *testing.T) { testStorageFault(t, errno) })
+	for _, tc := range []struct {
+		errno      syscall.Errno
+		createOnly bool
+	}{{syscall.ENOSPC, false}, {syscall.EROFS, false}, {syscall.EACCES, true}} {
+		t.Run(tc.errno.Error(), func(t *testing.T) { testStorageFault(t, tc.errno, tc.createOnly) })
 	}
 }
 
-func testStorageFault(t *testing.T, errno syscall.Errno) {
+func testStorageFault(t *testing.T, errno syscall.Errno, createOnly bool) {
 	mem := vfs.NewCrashableMem()
-	fs := &injectFS{FS: mem}
+	fs := &injectFS{FS: mem, createOnly: createOnly}
 	logs := &logLines{}
 	opts := &Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, FS: fs, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	x, err := Open("idx", opts)
