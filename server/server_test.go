@@ -227,7 +227,7 @@ func testBadInput(t *testing.T, backend string) {
 		{"limit not a number", "POST", "/v1/check?limit=many", typeJSON, good, auth, 400, CodeInvalidParameter},
 		{"threshold in body", "POST", "/v1/check", typeJSON, []byte(`{"text": "a b c d e f", "threshold": 0}`), auth, 400, CodeInvalidParameter},
 		{"duplicate id", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q}`, g.text(80))), auth, 409, CodeDuplicateID},
-		{"duplicate id, same text", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q}`, stored)), auth, 409, CodeDuplicateID},
+		{"duplicate id, same text, other meta", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q, "meta": {"v": 2}}`, stored)), auth, 409, CodeDuplicateID},
 		{"unknown id on delete", "DELETE", "/v1/documents/nope", "", nil, auth, 404, CodeNotFound},
 		{"unknown id on get", "GET", "/v1/documents/nope", "", nil, auth, 404, CodeNotFound},
 		{"no token", "POST", "/v1/documents", typeJSON, good, nil, 401, CodeUnauthorized},
