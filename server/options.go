@@ -31,7 +31,10 @@ type Options struct {
 	// MaxBatchDocs is the most documents (lines) a batch may hold; more get
 	// 413 batch_too_large and nothing is stored. Default 1000.
 	MaxBatchDocs int
-	// MaxBatchBytes is the largest batch body, in bytes. Default 64 MiB.
+	// MaxBatchBytes is the largest batch body, in bytes; a larger one gets
+	// 413 body_too_large and nothing is stored. The body is read a line at a
+	// time (a line at most MaxBodyBytes), so this bounds the request's work,
+	// not its memory. Default 64 MiB.
 	MaxBatchBytes int64
 	// RequestTimeout bounds each request's work; a request not done in
 	// time gets 503 timeout (a write that had started is finished and

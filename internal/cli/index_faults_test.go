@@ -294,4 +294,44 @@ func TestIndexCheckDamaged(t *testing.T) {
 		t.Fatalf("the damaged index no longer opens: %v", err)
 	}
 	x.Close()
+
+	// serve --preload meets the damage while preloading: it serves anyway,
+	// /readyz saying 503.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan int, 1)
+	serveErr := &syncBuffer{}
+	go func() {
+		served <- Main(ctx, []string{"serve", "--data", dir, "--addr", addr, "--preload"}, IO{Out: io.Discard, Err: serveErr})
+	}()
+	var ready int
+	var body []byte
+	waitFor(t, "the server", func() bool {
+		select {
+		case code := <-served:
+			t.Fatalf("serve --preload of a damaged index exited %d:\n%s", code, serveErr)
+		default:
+		}
+		resp, err := http.Get("http://" + addr + "/readyz")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		ready = resp.StatusCode
+		body, _ = io.ReadAll(resp.Body)
+		return true
+	})
+	if ready != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("corrupt")) {
+		t.Errorf("/readyz of a damaged index: %d %s; want 503 naming the corruption", ready, body)
+	}
+	cancel()
+	if code := <-served; code != ExitOK {
+		t.Errorf("serve: exit %d\n%s", code, serveErr)
+	}
 }

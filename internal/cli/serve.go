@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -173,10 +174,16 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	if db, ok := idx.(*index.DB); ok && o.preload {
 		start := time.Now()
 		n, err := db.Preload(ctx)
-		if err != nil {
+		switch {
+		case errors.Is(err, index.ErrCorrupt):
+			// Serve what can be read: the damaged range fails its requests,
+			// and /readyz answers 503.
+			logger.Error("preload stopped at a damaged block; serving the rest", "bytes", n, "err", err)
+		case err != nil:
 			return err
+		default:
+			logger.Info("preloaded", "bytes", n, "seconds", time.Since(start).Seconds())
 		}
-		logger.Info("preloaded", "bytes", n, "seconds", time.Since(start).Seconds())
 	}
 	s, err := server.New(idx, so)
 	if err != nil {
