@@ -65,32 +65,32 @@ func oneLine(msg string) string {
 func (h *health) corruption(info pebble.DataCorruptionInfo) {
 	h.corruptions.Add(1)
 	msg := oneLine(info.Details.Error())
+	// Logged under mu, before Health reports it: whoever sees the state
+	// finds the line in the log.
 	h.mu.Lock()
-	if h.corrupt == nil {
-		h.corrupt = fmt.Errorf("%w: on-disk corruption in %s: %s", ErrCorrupt, info.Path, msg)
-	}
-	first := !h.logged[info.Path]
-	h.logged[info.Path] = true
-	h.mu.Unlock()
-	if first {
+	defer h.mu.Unlock()
+	if !h.logged[info.Path] {
+		h.logged[info.Path] = true
 		h.log.Error("index: on-disk corruption; reads of the damaged range fail until the index is rebuilt or restored",
 			"file", info.Path, "keys", info.Bounds.String(), "err", msg)
+	}
+	if h.corrupt == nil {
+		h.corrupt = fmt.Errorf("%w: on-disk corruption in %s: %s", ErrCorrupt, info.Path, msg)
 	}
 }
 
 // fail records a storage failure: from now on writes are refused.
 func (h *health) fail(err error) {
 	h.faults.Add(1)
+	// Logged under mu, before writes are refused: whoever sees a refusal
+	// finds the line in the log.
 	h.mu.Lock()
-	first := h.failed == nil
-	if first {
+	if h.failed == nil {
+		h.log.Error("index: storage failure; writes are refused until the index is reopened", "err", oneLine(err.Error()))
 		h.failed = err
 	}
 	h.mu.Unlock()
 	h.failing.Store(true)
-	if first {
-		h.log.Error("index: storage failure; writes are refused until the index is reopened", "err", oneLine(err.Error()))
-	}
 }
 
 // die records a fatal error: from now on every operation is refused.
