@@ -95,6 +95,11 @@ func (h *health) fail(err error) {
 
 // die records a fatal error: from now on every operation is refused.
 func (h *health) die(err error) {
+	h.mu.Lock()
+	if !h.fatal.Load() {
+		h.log.Error("index: fatal storage error; every operation is refused until the index is reopened", "err", oneLine(err.Error()))
+	}
+	h.mu.Unlock()
 	h.fatal.Store(true)
 	h.fail(err)
 }
@@ -192,9 +197,20 @@ func (l pebbleLogger) Errorf(format string, args ...any) {
 	l.h.log.Error("index: pebble: " + oneLine(fmt.Sprintf(format, args...)))
 }
 
-// Fatalf records Pebble's fatal error; it does not exit.
+// Fatalf records Pebble's fatal error; it does not exit. A fatal error
+// caused by a disk error (a MANIFEST write on a full disk) is a storage
+// failure: writes are refused, reads go on (Pebble keeps the version it had
+// in memory). Any other (a broken invariant) refuses every operation.
 func (l pebbleLogger) Fatalf(format string, args ...any) {
-	l.h.die(fmt.Errorf("pebble fatal error: %s", oneLine(fmt.Sprintf(format, args...))))
+	err := fmt.Errorf("pebble fatal error: %s", oneLine(fmt.Sprintf(format, args...)))
+	for _, a := range args {
+		if e, ok := a.(error); ok && isDiskError(e) {
+			l.Errorf(format, args...)
+			l.h.fail(err)
+			return
+		}
+	}
+	l.h.die(err)
 }
 
 // guard runs f, a call into Pebble's write path, and turns a panic of

@@ -262,8 +262,8 @@ func TestFatalDoesNotExit(t *testing.T) {
 	if err := x.Insert(ctx, []Doc{docOf(t, c, "a", "one two three four five six")}); err != nil {
 		t.Fatal(err)
 	}
-	x.po.Logger.Fatalf("MANIFEST sync failed: %v", syscall.EIO)
-	if err := x.Health(); !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "MANIFEST sync failed") {
+	x.po.Logger.Fatalf("L%d->L%d: %s already being compacted", 5, 6, "000123") // an invariant broken
+	if err := x.Health(); !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "already being compacted") {
 		t.Errorf("Health: %v; want ErrStorage naming the fatal error", err)
 	}
 	if _, err := x.Get(ctx, "a"); !errors.Is(err, ErrStorage) {
@@ -271,6 +271,27 @@ func TestFatalDoesNotExit(t *testing.T) {
 	}
 	if err := x.Insert(ctx, []Doc{docOf(t, c, "b", "seven eight nine ten eleven")}); !errors.Is(err, ErrStorage) {
 		t.Errorf("Insert after a fatal error: %v; want ErrStorage", err)
+	}
+}
+
+// TestFatalDiskError: a fatal error of Pebble's caused by a disk error (a
+// MANIFEST write on a full disk) is a storage failure: writes are refused,
+// reads go on.
+func TestFatalDiskError(t *testing.T) {
+	x := openTemp(t, nil)
+	c := x.Config()
+	if err := x.Insert(ctx, []Doc{docOf(t, c, "a", "one two three four five six")}); err != nil {
+		t.Fatal(err)
+	}
+	x.po.Logger.Fatalf("%s", fmt.Errorf("MANIFEST flush failed: %w", syscall.ENOSPC))
+	if err := x.Health(); !errors.Is(err, ErrStorage) || !strings.Contains(err.Error(), "no space left") {
+		t.Errorf("Health: %v; want ErrStorage naming the disk error", err)
+	}
+	if _, err := x.Get(ctx, "a"); err != nil {
+		t.Errorf("Get after a fatal disk error: %v; want the document", err)
+	}
+	if err := x.Insert(ctx, []Doc{docOf(t, c, "b", "seven eight nine ten eleven")}); !errors.Is(err, ErrStorage) {
+		t.Errorf("Insert after a fatal disk error: %v; want ErrStorage", err)
 	}
 }
 

@@ -131,6 +131,9 @@ func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionGood })
 	pdb, lock, err := openPebble(dir, po, o.CacheSize)
 	if err != nil {
+		if !errors.Is(err, ErrLocked) {
+			err = h.surface(err) // a damaged manifest or table: one line
+		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
 	d := &DB{db: pdb, lock: lock, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, h: h, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes),

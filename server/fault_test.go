@@ -320,6 +320,11 @@ func testDiskFull(t *testing.T, dir string, fs vfs.FS, room func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the log:\n%s", strings.Join(log.lines(t), "\n"))
+		}
+	})
 	ts := faultServer(t, db, log)
 	acked, texts := fillUntilRefused(t, ts, "full")
 	if len(acked) == 0 {
