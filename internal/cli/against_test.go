@@ -147,3 +147,53 @@ func TestSignOnceUseMany(t *testing.T) {
 		t.Errorf("--seed 3 against seed-0 signatures: exit %d, %q; want exit 1 naming both params and fingerprints", code, stderr)
 	}
 }
+
+// TestIndexBuildSignatures: index build --signatures fills an index from a
+// signature file, taking its spec and params (the index of the signatures
+// of a corpus holds what the index of the corpus holds); --append adds to
+// it durably and, run again, finds everything present; without --append a
+// non-empty index is refused with the hint; flags that disagree with the
+// file, and INPUT beside --signatures, are usage errors.
+func TestIndexBuildSignatures(t *testing.T) {
+	a, b := againstCorpus(t)
+	dir := t.TempDir()
+	sigsA, sigsB := filepath.Join(dir, "a.ndsf"), filepath.Join(dir, "b.ndsf")
+	mustRun(t, "sign", "-q", "--bits", "16", "-o", sigsA, a)
+	mustRun(t, "sign", "-q", "--bits", "16", "-o", sigsB, b)
+	idx := filepath.Join(dir, "idx")
+	out := mustRun(t, "index", "build", "-q", "--data", idx, "--signatures", sigsA)
+	if !strings.Contains(out, "indexed 500 documents") || !strings.Contains(out, "bits=16") {
+		t.Errorf("build --signatures: %q; want 500 documents under 16-bit params", out)
+	}
+	fromText := filepath.Join(dir, "text")
+	mustRun(t, "index", "build", "-q", "--bits", "16", "--data", fromText, a)
+	st1 := mustRun(t, "index", "stats", "--data", idx)
+	st2 := mustRun(t, "index", "stats", "--data", fromText)
+	if st1 != st2 || !strings.Contains(st1, `"documents": 500`) {
+		t.Errorf("stats of the index of the signatures:\n%s\nof the index of the texts:\n%s", st1, st2)
+	}
+
+	code, _, stderr := runCLI(t, "", "index", "build", "--data", idx, "--signatures", sigsB)
+	if code != ExitFailure || !strings.Contains(stderr, "--append") {
+		t.Errorf("build into a non-empty index: exit %d, %q; want exit 1 suggesting --append", code, stderr)
+	}
+	out = mustRun(t, "index", "build", "-q", "--data", idx, "--append", "--signatures", sigsB)
+	if !strings.Contains(out, "appended") || !strings.Contains(out, "(0 already present") {
+		t.Errorf("append: %q", out)
+	}
+	out = mustRun(t, "index", "build", "-q", "--data", idx, "--append", "--signatures", sigsB)
+	if !strings.Contains(out, "appended 0 documents") {
+		t.Errorf("append again: %q; want nothing appended", out)
+	}
+	if out := mustRun(t, "index", "check", "--data", idx); !strings.Contains(out, "problems 0") {
+		t.Errorf("check after append: %q", out)
+	}
+	for _, args := range [][]string{
+		{"index", "build", "--data", filepath.Join(dir, "x"), "--signatures", sigsA, a},
+		{"index", "build", "--data", filepath.Join(dir, "y"), "--seed", "3", "--signatures", sigsA},
+	} {
+		if code, _, stderr := runCLI(t, "", args...); code != ExitUsage {
+			t.Errorf("%v: exit %d, %q; want 2", args, code, stderr)
+		}
+	}
+}

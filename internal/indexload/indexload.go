@@ -35,6 +35,30 @@ type Stats struct {
 // Ids must be 1 to index.MaxIDLen bytes; an error names the file and line.
 // On error the build is aborted and the index left empty.
 func Build(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Options, bopts *index.BuildOptions, workers int, progress func(records, bytes int64)) (Stats, error) {
+	b, err := db.NewBuilder(bopts)
+	if err != nil {
+		return Stats{}, err
+	}
+	finished := false
+	defer func() {
+		if !finished {
+			b.Abort()
+		}
+	}()
+	st, err := eachSigned(ctx, db.Config(), inputs, copts, workers, progress, b.Add)
+	if err != nil {
+		return st, err
+	}
+	finished = true
+	st.BuildStats, err = b.Finish(ctx)
+	return st, err
+}
+
+// eachSigned reads the corpus inputs, signs every document on workers
+// goroutines with the signer of cfg and hands add the documents with
+// features, in input order; the returned Stats count records, bad and empty
+// ones and bytes.
+func eachSigned(ctx context.Context, cfg index.Config, inputs []string, copts *corpus.Options, workers int, progress func(records, bytes int64), add func(index.Doc) error) (Stats, error) {
 	var st Stats
 	var co corpus.Options
 	if copts != nil {
@@ -45,17 +69,6 @@ func Build(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Opt
 		return st, err
 	}
 	defer reader.Close()
-	b, err := db.NewBuilder(bopts)
-	if err != nil {
-		return st, err
-	}
-	finished := false
-	defer func() {
-		if !finished {
-			b.Abort()
-		}
-	}()
-	cfg := db.Config()
 	words := cfg.Params.Words()
 	type signed struct {
 		ids   []byte
@@ -97,7 +110,7 @@ func Build(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Opt
 			for i, end := range res.idEnd {
 				doc := index.Doc{ID: string(res.ids[prev:end]), Sig: res.sigs[i*words : (i+1)*words]}
 				prev = end
-				if err := b.Add(doc); err != nil {
+				if err := add(doc); err != nil {
 					return err
 				}
 			}
@@ -111,10 +124,5 @@ func Build(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Opt
 		})
 	st.Bad += parseStats.Bad
 	st.Bad += reader.Stats().Bad
-	if err != nil {
-		return st, err
-	}
-	finished = true
-	st.BuildStats, err = b.Finish(ctx)
 	return st, err
 }
