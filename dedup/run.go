@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,6 +33,7 @@ type run struct {
 	bar    *progress.Bar
 	rep    *Report
 	t0     time.Time
+	out    outputs // the output files, committed together at the end
 
 	docs    docTable
 	texts   *docstore.Store // document texts, for exact verification
@@ -56,6 +58,12 @@ type run struct {
 // Memory, TempDir and Progress: any number of workers, and runs that spill or
 // not, write byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
 //
+// Every output is written under a temporary name in outDir (a hidden file
+// ending in .tmp) and renamed to its final name only once all of them are
+// complete: a run that fails (a bad record, a full disk, a cancelled
+// context) leaves none of its outputs and no temporary file, and earlier
+// outputs of the same names as they were.
+//
 // # Memory
 //
 // Options.Memory bounds the data that grows with the corpus, and Run also
@@ -68,6 +76,12 @@ type run struct {
 // itself while a run is active sees its setting replaced when a run starts or
 // ends.
 func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {
+	return runJob(ctx, inputs, outDir, opts, nil)
+}
+
+// runJob is Run with wrap, if not nil, standing between each output file and
+// its writer (for the tests, which inject write errors).
+func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, wrap func(path string, w io.Writer) io.Writer) (*Report, error) {
 	o := *opts.EnsureDefaults()
 	job, err := o.Job()
 	if err != nil {
@@ -90,6 +104,8 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	defer os.RemoveAll(tmp)
 
 	r := &run{opts: &o, job: job, sketch: sk, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r.out.wrap = wrap
+	defer r.out.abort() // a failed run leaves no output, nor temporary file
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
@@ -159,6 +175,9 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		return nil, err
 	}
 	if err := r.writeHTML(ctx, filepath.Join(outDir, HTMLFile)); err != nil {
+		return nil, err
+	}
+	if err := r.out.commit(); err != nil {
 		return nil, err
 	}
 	return r.rep, nil
