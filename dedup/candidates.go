@@ -45,7 +45,14 @@ func (r *run) candidates(ctx context.Context) error {
 		chunk = chunk[:0]
 		return sorter.Add(pairs...)
 	}
+	// Documents made bad after signing (a repeated id) still have entries:
+	// they are left out here, so that they pair with nothing, as if they had
+	// never been read.
+	dropped := r.dropped > 0
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
+		if dropped && r.docs.status[sketch.EntryDoc(v)] == docBad {
+			continue
+		}
 		chunk = append(chunk, v)
 		if len(chunk) == cap(chunk) {
 			if err := ctx.Err(); err != nil {

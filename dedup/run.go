@@ -12,6 +12,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
@@ -39,6 +40,10 @@ type run struct {
 	texts   *docstore.Store // document texts, for exact verification
 	sigs    *docstore.Store // packed signatures
 	entries *extsort.Sorter // (bucket key | document) entries
+
+	ids     *dupid.Detector // during sign: the check of repeated ids
+	dropped int64           // documents made bad for a repeated id
+	bad     *corpus.BadLog  // Options.BadOut, or nil
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
@@ -134,12 +139,22 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}
 	}
 
+	// The list of bad records is an output too, committed with the others.
+	if o.BadOut != "" {
+		w, err := r.out.create(o.BadOut)
+		if err != nil {
+			return nil, err
+		}
+		r.bad = corpus.NewBadLog(w)
+	}
+
 	// The budget: a quarter for band-key entries (half buffer, half sort
 	// scratch), an eighth each for stored texts and (later) feature sets, a
-	// sixteenth each for signatures and candidate pairs. The rest is for
-	// per-document bookkeeping, batches in flight and the garbage collector,
-	// which is told to keep the heap within the budget (see Run's doc):
-	// live data peaks near half of it.
+	// sixteenth each for signatures, candidate pairs and, while signing, the
+	// check of repeated ids (sign). The rest is for per-document
+	// bookkeeping, batches in flight and the garbage collector, which is told
+	// to keep the heap within the budget (see Run's doc): live data peaks
+	// near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
 	r.sigs = docstore.New(tmp, "sigs", m/16)
