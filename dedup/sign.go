@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
@@ -160,6 +161,7 @@ func (r *run) sign(ctx context.Context) error {
 			return err
 		}
 	}
+	r.warnKeep()
 	return nil
 }
 
@@ -187,6 +189,23 @@ func (r *run) checkIDs() error {
 		}
 		return nil
 	})
+}
+
+// warnKeep warns, in the report, of a keep field that no good record holds:
+// most likely a misspelt name, under which every cluster keeps its first
+// document.
+func (r *run) warnKeep() {
+	field := r.opts.Corpus.KeepField
+	if r.opts.Keep.Kind != cluster.KeepField || field == "" || r.parseStats.Keep > 0 {
+		return
+	}
+	for _, st := range r.docs.status {
+		if st != docBad {
+			r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf(
+				"keep field %q is in no record: every cluster keeps its first document", field))
+			return
+		}
+	}
 }
 
 func (r *run) newSigner() (*signer, error) {

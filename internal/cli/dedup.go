@@ -72,6 +72,9 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	if err != nil {
 		return err
 	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(io.Err, "neardup: warning: %s\n", w)
+	}
 	c := rep.Counts
 	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
 		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)

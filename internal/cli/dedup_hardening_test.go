@@ -3,10 +3,12 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 )
 
 // TestDedupRepeatedIDs: dedup refuses a repeated id, naming the file and
@@ -124,4 +126,36 @@ func TestDedupBadOut(t *testing.T) {
 	}
 	onlyFiles(t, dir, "bad.tsv", "docs.jsonl", "out")
 
+}
+
+// TestDedupKeepFieldWarning: --keep field:NAME with a field that no record
+// holds warns on stderr and in report.json (every cluster then keeps its
+// first document); a field that some record holds does not warn.
+func TestDedupKeepFieldWarning(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "keep.jsonl")
+	os.WriteFile(in, []byte(`{"id":"a","text":"the quick brown fox jumps over the lazy dog","views":5}`+"\n"+
+		`{"id":"b","text":"the quick brown fox jumps over the lazy dog today"}`+"\n"), 0o644)
+	for _, tc := range []struct {
+		keep string
+		warn bool
+	}{{"field:nosuch", true}, {"field:views", false}, {"first", false}} {
+		out := t.TempDir()
+		code, _, stderr := runCLI(t, "", "dedup", "-q", "--threshold", "0.5", "--keep", tc.keep, "-o", out, in)
+		if code != ExitOK {
+			t.Fatalf("--keep %s: exit %d: %s", tc.keep, code, stderr)
+		}
+		const msg = `keep field "nosuch" is in no record: every cluster keeps its first document`
+		if got := strings.Contains(stderr, "neardup: warning: "+msg); got != tc.warn {
+			t.Errorf("--keep %s: stderr %q; want the warning: %v", tc.keep, stderr, tc.warn)
+		}
+		data, err := os.ReadFile(filepath.Join(out, "report.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rep dedup.Report
+		jsonUnmarshal(t, string(data), &rep)
+		if got := slices.Equal(rep.Warnings, []string{msg}); got != tc.warn || !tc.warn && len(rep.Warnings) > 0 {
+			t.Errorf("--keep %s: report.json warnings %q; want the warning: %v", tc.keep, rep.Warnings, tc.warn)
+		}
+	}
 }
