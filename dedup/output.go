@@ -79,8 +79,6 @@ func (r *run) writeClusters(path string) error {
 
 // writeKept copies the input records of the kept documents, untouched.
 func (r *run) writeKept(ctx context.Context, path string) error {
-	r.bar.Stage("write", -1, nil)
-	defer r.bar.Finish()
 	keep := corpus.NewBitset(int64(r.docs.len()))
 	var kept int64
 	for d, st := range r.docs.status {
@@ -89,6 +87,8 @@ func (r *run) writeKept(ctx context.Context, path string) error {
 			kept++
 		}
 	}
+	r.bar.CountStage("write", "docs", kept)
+	defer r.bar.Finish()
 	r.rep.Counts.Kept = kept
 	return r.out.write(path, func(w *bufio.Writer) error {
 		n, err := corpus.CopyKept(ctx, w, r.inputs, &r.opts.Corpus, keep)
