@@ -438,7 +438,7 @@ func build(ctx context.Context, out io.Writer, dir, corpusPath string, bits int)
 		return nil, err
 	}
 	defer db.Close()
-	st, err := indexload.Build(ctx, db, []string{corpusPath}, nil, nil, 0, nil)
+	st, err := indexload.Build(ctx, db, []string{corpusPath}, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -134,12 +134,14 @@ type indexBuildOptions struct {
 	memory  string
 	workers int
 	quiet   bool
+	badOut  badOutFlag
 }
 
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
-	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings; past it they spill to disk")
+	o.badOut.AddFlags(fs)
+	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 }
@@ -153,7 +155,9 @@ func newIndexBuildCmd(io IO) *cobra.Command {
 signs every document on all cores and writes the index's tables directly, sorted,
 then ingests them: far faster than inserting one by one. The index must be new
 or empty. Every document is stored (near duplicates too; use neardup dedup
-first to drop them). Ids must be unique; texts without any shingle are skipped.`,
+first to drop them). Ids must be unique: a repeated id fails the build naming
+the file and line of both occurrences, or with --skip-bad the later record is
+skipped as bad (and listed in --bad-out). Texts without any shingle are skipped.`,
 		Example: `  neardup index build --data idx testdata/articles_1000.jsonl
   neardup index build --data idx --bits 8 --threshold 0.85 crawl/*.jsonl.zst`,
 		Args: cobra.MinimumNArgs(1),
@@ -167,6 +171,9 @@ first to drop them). Ids must be unique; texts without any shingle are skipped.`
 			}
 			copts, err := o.corpus.build(io)
 			if err != nil {
+				return err
+			}
+			if err := o.badOut.check(copts.SkipBad); err != nil {
 				return err
 			}
 			mem, err := bytesize.Parse(o.memory)
@@ -198,13 +205,22 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
 	}
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
-	st, err := indexload.Build(ctx, db, inputs, copts, bopts, o.workers, func(records, bytes int64) {
+	lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: func(records, bytes int64) {
 		bar.Add(records-lastDocs, bytes-lastBytes)
 		lastDocs, lastBytes, read = records, bytes, bytes
-	})
+	}}
+	if bad != nil {
+		lopts.BadLog = bad.log
+	}
+	st, err := indexload.Build(ctx, db, inputs, lopts)
 	bar.Finish()
 	if err != nil {
 		return err
@@ -214,6 +230,9 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	}
 	ist, err := db.Stats(ctx)
 	if err != nil {
+		return err
+	}
+	if err := bad.commit(); err != nil {
 		return err
 	}
 	rate := float64(st.Documents) / st.Seconds
