@@ -157,7 +157,8 @@ type Options struct {
 	// MaxWorkers. Results do not depend on it.
 	Workers int
 	// Memory is the budget, in bytes, for the data that grows with the
-	// corpus (band-key entries, candidate pairs, stored texts and signatures):
+	// corpus (band-key entries, candidate pairs, stored texts and signatures,
+	// the check of repeated ids):
 	// past it they spill to sorted or chunked temporary files. Per-document
 	// bookkeeping (ids, lengths: about 40 bytes a document) and the working
 	// buffers of the workers come on top. Default DefaultMemory (4 GiB); at
