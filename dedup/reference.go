@@ -288,7 +288,7 @@ const storedChunkDocs = 1024
 // order: one goroutine reads, the workers band, one stores.
 func (r *run) bandStored(ctx context.Context, st *jobspec.ReferenceSource, each func(fn func(id []byte, sig []uint64) error) error) error {
 	words := r.sketch.Words()
-	r.bar.Stage("reference", -1, nil)
+	r.bar.CountStage("reference", "docs", -1)
 	defer r.bar.Finish()
 	free := make(chan *storedChunk, 2*r.opts.Workers+2)
 	for range cap(free) {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
 )
@@ -20,6 +22,8 @@ const (
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
 	index   []int64
+	file    []string // where each record is, for the check of repeated ids and the errors of stored signatures
+	line    []int64
 	status  []uint8
 	ids     []byte
 	idEnd   []int
@@ -30,8 +34,6 @@ type signed struct {
 	textEnd []int
 	sigs    []uint64 // Words() per OK document (none when signatures are stored)
 	entries []uint64
-	files   []string // where each record is, for the errors of stored signatures
-	lines   []int64
 }
 
 // signer is one worker's state. Documents are numbered by their input
@@ -55,9 +57,10 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 		out.texts = nil
 	}
 	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
+	clear(out.file) // the file names of earlier batches
+	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
-	out.files, out.lines = out.files[:0], out.lines[:0]
 	if w.keepTx && cap(out.texts) < b.Bytes() {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -69,12 +72,12 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 // document signs and bands one document.
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
 	out.index = append(out.index, rec.Index)
+	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
-	out.files, out.lines = append(out.files, rec.File), append(out.lines, rec.Line)
 	if w.stored {
 		// The collector takes the stored signature, in input order.
 		out.status = append(out.status, docOK)
@@ -104,25 +107,55 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 // skip records a record that did not parse (under SkipBad) as a bad document.
 func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.index = append(out.index, rec.Index)
+	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.status = append(out.status, docBad)
 	out.idEnd = append(out.idEnd, len(out.ids))
 	out.length = append(out.length, 0)
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
 	out.textEnd = append(out.textEnd, len(out.texts))
-	out.files, out.lines = append(out.files, rec.File), append(out.lines, rec.Line)
 }
 
 // sign reads every input, signs every document on all workers (or takes
 // its stored signature) and hands the results, in input order, to
 // r.collect.
+//
+// The inputs' ids go to the check of repeated ids (checkIDs), within a
+// sixteenth of the budget (see Run). Reference documents are not part of
+// it: an input may have a reference document's id (the same page crawled
+// again is the usual near duplicate of a reference), and reference ids
+// repeated across or within reference sources are the reference's own
+// business; only the inputs' ids name the outputs' records.
 func (r *run) sign(ctx context.Context) error {
 	var err error
+	r.ids, err = dupid.New(&dupid.Options{Memory: r.opts.Memory / 16, TempDir: r.tmp})
+	if err != nil {
+		return err
+	}
+	defer r.ids.Close()
 	r.parseStats, r.readStats, r.hashMetrics, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, r.collect)
 	if err != nil {
 		return err
 	}
-	return r.finishSign()
+	if err := r.finishSign(); err != nil {
+		return err
+	}
+	if err := r.checkIDs(); err != nil {
+		return err
+	}
+	if err := r.checkMissing(); err != nil {
+		return err
+	}
+	if err := r.finishSignaturesOut(); err != nil {
+		return err
+	}
+	if r.bad != nil {
+		if err := r.bad.Flush(); err != nil {
+			return err
+		}
+	}
+	r.warnKeep()
+	return nil
 }
 
 // signCorpus reads the corpus inputs, signs every document on all workers
@@ -154,6 +187,11 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			if err := collect(&b.Result); err != nil {
 				return err
 			}
+			if r.bad != nil {
+				if err := r.bad.Add(b.Bad); err != nil {
+					return err
+				}
+			}
 			r.bar.Add(int64(len(b.Result.index)), b.RawBytes)
 			return nil
 		})
@@ -164,6 +202,50 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 		hash = hash.Add(w.sk.Metrics())
 	}
 	return parse, reader.Stats(), hash, nil
+}
+
+// checkIDs finds the ids that repeat an earlier document's. Without SkipBad
+// the first such document fails the run, with an error naming its file and
+// line and those of the first occurrence; under SkipBad each is made a bad
+// document (listed in the bad-record list), which candidates leaves out
+// and the outputs do not hold.
+func (r *run) checkIDs() error {
+	if !r.opts.Corpus.SkipBad {
+		dup, err := r.ids.First()
+		if err != nil {
+			return err
+		}
+		if dup != nil {
+			return dup.RecordError("")
+		}
+		return nil
+	}
+	return r.ids.All(func(dup *dupid.Duplicate) error {
+		r.docs.status[dup.Second.Index] = docBad
+		r.dropped++
+		r.droppedDocs = append(r.droppedDocs, dup.Second.Index)
+		if r.bad != nil {
+			return r.bad.Write(dup.RecordError(""))
+		}
+		return nil
+	})
+}
+
+// warnKeep warns, in the report, of a keep field that no good record holds:
+// most likely a misspelt name, under which every cluster keeps its first
+// document.
+func (r *run) warnKeep() {
+	field := r.opts.Corpus.KeepField
+	if r.opts.Keep.Kind != cluster.KeepField || field == "" || r.parseStats.Keep > 0 {
+		return
+	}
+	for _, st := range r.docs.status {
+		if st != docBad {
+			r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf(
+				"keep field %q is in no record: every cluster keeps its first document", field))
+			return
+		}
+	}
 }
 
 func (r *run) newSigner() (*signer, error) {
@@ -196,6 +278,12 @@ func (r *run) collect(s *signed) error {
 		}
 		if int64(r.docs.len()) != idx {
 			return fmt.Errorf("dedup: internal error: record %d arrived at position %d", idx, r.docs.len())
+		}
+		if s.status[j] != docBad {
+			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
+			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
+				return err
+			}
 		}
 		var sig []uint64
 		if s.status[j] == docOK {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/sketch"
@@ -29,6 +30,10 @@ type storedSigs struct {
 	rec  sigfile.Record
 	sk   sketch.Sketcher // bands, and signs a text whose stored signature is the empty set's
 	keys []uint64
+	held bool // rec is read and not yet matched to a document (SkipBad)
+	eof  bool // the file has no record left (SkipBad)
+	// missing are the documents the file had no record for (SkipBad).
+	missing []missingSig
 }
 
 // openStored opens the signature file of the inputs and checks that its
@@ -60,6 +65,13 @@ func (r *run) openStored() error {
 // takeStored gives the parsed documents of s (status docOK from the
 // workers) their stored signatures and band-key entries, and marks those
 // without features docEmpty.
+//
+// Under SkipBad a stored file (from neardup sign, or dedup's
+// --signatures-out) has no record for the later occurrences of a repeated
+// id, which is known only after the last input: a document whose id is not
+// the next record's is then signed from its text, its record kept for the
+// next document, and it must turn out to be such an occurrence
+// (checkMissing).
 func (r *run) takeStored(s *signed) error {
 	st := r.stored
 	words := r.sketch.Words()
@@ -70,30 +82,56 @@ func (r *run) takeStored(s *signed) error {
 		if s.status[j] != docOK {
 			continue
 		}
-		err := st.r.Next(&st.rec)
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("dedup: %w: --signatures %s ends after %d records; %s:%d (id %q) has none",
-				jobspec.ErrStoredSignatures, st.path, st.r.Count(), s.files[j], s.lines[j], id)
+		if !st.held {
+			err := st.r.Next(&st.rec)
+			if errors.Is(err, io.EOF) && !r.opts.Corpus.SkipBad {
+				return fmt.Errorf("dedup: %w: --signatures %s ends after %d records; %s:%d (id %q) has none",
+					jobspec.ErrStoredSignatures, st.path, st.r.Count(), s.file[j], s.line[j], id)
+			}
+			switch {
+			case errors.Is(err, io.EOF):
+				st.eof = true
+			case err != nil:
+				return fmt.Errorf("dedup: --signatures: %w", err)
+			}
 		}
-		if err != nil {
-			return fmt.Errorf("dedup: --signatures: %w", err)
-		}
-		if string(st.rec.ID) != string(id) {
-			return fmt.Errorf("dedup: %w: record %d of --signatures %s has id %q; %s:%d, the document it stands for, has id %q",
-				jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.files[j], s.lines[j], id)
-		}
-		sig := st.rec.Sig
-		if r.sketch.Empty(sig) {
-			if _, empty := st.sk.Sign(nil, text); empty {
+		var sig []uint64
+		switch {
+		case !st.eof && string(st.rec.ID) == string(id):
+			st.held = false
+			sig = st.rec.Sig
+			if r.sketch.Empty(sig) {
+				if _, empty := st.sk.Sign(nil, text); empty {
+					s.status[j] = docEmpty
+					continue
+				}
+			}
+		case r.opts.Corpus.SkipBad:
+			st.held = !st.eof
+			st.missing = append(st.missing, missingSig{index: idx, file: s.file[j], line: s.line[j], id: string(id)})
+			var empty bool
+			if sig, empty = st.sk.Sign(nil, text); empty {
 				s.status[j] = docEmpty
 				continue
 			}
+		default:
+			return fmt.Errorf("dedup: %w: record %d of --signatures %s has id %q; %s:%d, the document it stands for, has id %q",
+				jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.file[j], s.line[j], id)
 		}
 		s.sigs = append(s.sigs, sig...)
 		st.keys = st.sk.AppendBucketKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])
 		s.entries = sketch.AppendEntries(s.entries, st.keys, r.ref.n+uint32(idx))
 	}
 	return nil
+}
+
+// missingSig is an input document the stored signatures have no record
+// for (under SkipBad).
+type missingSig struct {
+	index int64
+	file  string
+	line  int64
+	id    string
 }
 
 // finishSign checks, after the last input, that the stored signatures
@@ -104,20 +142,59 @@ func (r *run) finishSign() error {
 		return nil
 	}
 	n := st.r.Count()
-	err := st.r.Next(&st.rec)
-	switch {
-	case errors.Is(err, io.EOF):
+	if st.held {
+		n--
+	} else if !st.eof {
+		err := st.r.Next(&st.rec)
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("dedup: --signatures: %w", err)
+		}
+	} else {
 		return nil
-	case err != nil:
-		return fmt.Errorf("dedup: --signatures: %w", err)
 	}
 	return fmt.Errorf("dedup: %w: --signatures %s holds more records than the inputs' %d documents: record %d has id %q",
 		jobspec.ErrStoredSignatures, st.path, n, n, st.rec.ID)
 }
 
-// openSignaturesOut starts the signature file Options.SignaturesOut.
+// checkMissing checks, once the check of repeated ids has made them bad,
+// that every input document the stored signatures had no record for is a
+// later occurrence of a repeated id (under SkipBad, the only documents
+// neardup sign leaves out besides bad ones).
+func (r *run) checkMissing() error {
+	if r.stored == nil {
+		return nil
+	}
+	dropped := r.droppedDocs
+	for _, m := range r.stored.missing {
+		for len(dropped) > 0 && dropped[0] < m.index {
+			dropped = dropped[1:]
+		}
+		if len(dropped) == 0 || dropped[0] != m.index {
+			return fmt.Errorf("dedup: %w: --signatures %s has no record for %s:%d (id %q), which is not a repeated id",
+				jobspec.ErrStoredSignatures, r.stored.path, m.file, m.line, m.id)
+		}
+	}
+	return nil
+}
+
+// openSignaturesOut starts the signature file Options.SignaturesOut, an
+// output committed with the others. Under SkipBad the records go first to a
+// staged file in the run's temporary directory, copied by
+// finishSignaturesOut without the documents the check of repeated ids made
+// bad, as neardup sign leaves them out.
 func (r *run) openSignaturesOut() error {
-	w, err := sigfile.Create(r.opts.SignaturesOut, sigfile.MinHashHeader(r.job.Sketch.Spec, r.job.Sketch.Params))
+	h := sigfile.MinHashHeader(r.job.Sketch.Spec, r.job.Sketch.Params)
+	var w *sigfile.Writer
+	var err error
+	if r.opts.Corpus.SkipBad {
+		r.sigStage = filepath.Join(r.tmp, "signatures.ndsf")
+		w, err = sigfile.Create(r.sigStage, h)
+	} else {
+		w, err = r.createSignaturesOut(h)
+	}
 	if err != nil {
 		return fmt.Errorf("dedup: --signatures-out: %w", err)
 	}
@@ -128,6 +205,58 @@ func (r *run) openSignaturesOut() error {
 	}
 	r.sigOut = w
 	r.emptySig, _ = sk.Sign(nil, nil)
+	return nil
+}
+
+// createSignaturesOut starts Options.SignaturesOut among the run's outputs.
+func (r *run) createSignaturesOut(h sigfile.Header) (*sigfile.Writer, error) {
+	f, err := r.out.create(r.opts.SignaturesOut)
+	if err != nil {
+		return nil, err
+	}
+	return sigfile.NewWriter(f, h)
+}
+
+// finishSignaturesOut, once the check of repeated ids is done, copies the
+// staged signature file (under SkipBad) to Options.SignaturesOut without
+// the records of r.droppedDocs. The records are in input order, one per
+// document that was not bad when signed.
+func (r *run) finishSignaturesOut() error {
+	if r.sigStage == "" {
+		return nil
+	}
+	if err := r.sigOut.Close(); err != nil {
+		return fmt.Errorf("dedup: --signatures-out: %w", err)
+	}
+	sr, err := sigfile.Open(r.sigStage, nil)
+	if err != nil {
+		return fmt.Errorf("dedup: --signatures-out: %w", err)
+	}
+	defer sr.Close()
+	w, err := r.createSignaturesOut(sr.Header())
+	if err != nil {
+		return fmt.Errorf("dedup: --signatures-out: %w", err)
+	}
+	r.sigOut, r.sigStage = w, ""
+	var rec sigfile.Record
+	dropped := r.droppedDocs
+	for d, st := range r.docs.status {
+		drop := len(dropped) > 0 && dropped[0] == int64(d)
+		if drop {
+			dropped = dropped[1:]
+		} else if st == docBad {
+			continue // bad when signed: no record
+		}
+		if err := sr.Next(&rec); err != nil {
+			return fmt.Errorf("dedup: --signatures-out: the staged file: %w", err)
+		}
+		if drop {
+			continue
+		}
+		if err := w.Add(rec.ID, rec.Sig); err != nil {
+			return fmt.Errorf("dedup: --signatures-out: %w", err)
+		}
+	}
 	return nil
 }
 

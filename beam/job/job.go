@@ -36,10 +36,10 @@ type Options struct {
 	// apply (the runner sizes the workers; they are only reported); TempDir
 	// is the directory for the intermediate state between the pipelines,
 	// which must be reachable by every worker and the launching process (a
-	// gs:// path on Dataflow). Golden, Against and Signatures are not
-	// supported (see Supported); SignaturesOut is a directory, into which
-	// the sign stage writes one signature shard per input split. Default:
-	// the defaults of jobspec.Options, and a new local temporary
+	// gs:// path on Dataflow). Golden, BadOut, Against and Signatures are
+	// not supported (see Supported); SignaturesOut is a directory, into
+	// which the sign stage writes one signature shard per input split.
+	// Default: the defaults of jobspec.Options, and a new local temporary
 	// directory.
 	Dedup *jobspec.Options
 	// SingleFile writes kept.jsonl, clusters.jsonl and pairs.tsv as single
@@ -200,7 +200,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 // Supported reports the job options the Beam job does not take, as errors
 // wrapping jobspec.ErrInvalidOptions that say what to use instead: a golden
 // set (score the outputs with neardup eval score), reference sources
-// (Against) and stored signatures of the inputs (Signatures), which only
+// (Against), a list of bad records (BadOut) and stored signatures of the
+// inputs (Signatures), which only
 // neardup dedup reads. SignaturesOut is supported: a directory of shards.
 func Supported(o *jobspec.Options) error {
 	switch {
@@ -209,6 +210,8 @@ func Supported(o *jobspec.Options) error {
 	case len(o.Against) > 0:
 		return fmt.Errorf("%w: --against is not supported by %s: deduplicate against reference documents with neardup dedup --against "+
 			"(its signatures, from --signatures-out, make the reference cheap to read)", jobspec.ErrInvalidOptions, Tool)
+	case o.BadOut != "":
+		return fmt.Errorf("%w: a list of bad records (BadOut) is not supported by %s", jobspec.ErrInvalidOptions, Tool)
 	case o.Signatures != "":
 		return fmt.Errorf("%w: --signatures is not supported by %s, whose workers sign their splits: re-run with stored signatures with neardup dedup --signatures",
 			jobspec.ErrInvalidOptions, Tool)

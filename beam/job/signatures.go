@@ -3,7 +3,6 @@ package job
 import (
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/sigfile"
@@ -20,8 +19,7 @@ const SignaturesPrefix = "signatures"
 // bytes again.
 type sigWriter struct {
 	w      *sigfile.Writer
-	f      io.WriteCloser // the remote file, nil for a local one
-	done   func()
+	f      *outputFile // the remote file, nil for a local one
 	path   string
 	closed bool
 }
@@ -31,18 +29,17 @@ func newSigWriter(ctx context.Context, c *Config, i int) (*sigWriter, error) {
 	h := sigfile.MinHashHeader(c.Job.Sketch.Spec, c.Job.Sketch.Params)
 	h.Shard, h.Shards = i, len(c.Splits)
 	path := joinPath(c.SignaturesOut, sigfile.ShardName(SignaturesPrefix, i, len(c.Splits)))
-	s := &sigWriter{path: path, done: func() {}}
+	s := &sigWriter{path: path}
 	var err error
 	if !isRemote(path) {
 		s.w, err = sigfile.Create(path, h)
 		return s, err
 	}
-	if s.f, s.done, err = openOutput(ctx, path); err != nil {
+	if s.f, err = openOutput(ctx, path); err != nil {
 		return nil, err
 	}
 	if s.w, err = sigfile.NewWriter(s.f, h); err != nil {
-		s.f.Close()
-		s.done()
+		s.f.abort()
 		return nil, err
 	}
 	return s, nil
@@ -62,10 +59,11 @@ func (s *sigWriter) close() error {
 	s.closed = true
 	err := s.w.Close()
 	if s.f != nil {
-		if cerr := s.f.Close(); err == nil {
-			err = cerr
+		if err == nil {
+			err = s.f.commit()
+		} else {
+			s.f.abort()
 		}
-		s.done()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.path, err)
@@ -80,7 +78,6 @@ func (s *sigWriter) abort() {
 	}
 	s.w.Abort()
 	if s.f != nil {
-		s.f.Close()
-		s.done()
+		s.f.abort()
 	}
 }

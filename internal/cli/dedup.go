@@ -41,6 +41,7 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 
 func newDedupCmd(io IO) *cobra.Command {
 	f := &jobflags.Dedup{}
+	var badOut badOutFlag
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
@@ -69,7 +70,13 @@ Sign once, use many times:
                        instead of signing: the same outputs, no hashing.
   --signatures-out F   also write the inputs' signatures to F, as neardup sign does.
 Stored signatures must be made with the same --shingle, --scheme, --num-perm,
---bits and --seed; the error names both fingerprints otherwise.`,
+--bits and --seed; the error names both fingerprints otherwise.
+
+The outputs appear only once all are complete: a run that fails leaves none.
+Ids must be unique: a repeated id is an error naming the file and line of its
+second occurrence, or with --skip-bad that record is skipped as bad (and
+listed in --bad-out). The ids of --against documents are not checked: an input
+may have a REF document's id.`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/
@@ -81,10 +88,15 @@ Stored signatures must be made with the same --shingle, --scheme, --num-perm,
 			if err != nil {
 				return err
 			}
+			if err := badOut.check(opts.Corpus.SkipBad); err != nil {
+				return err
+			}
+			opts.BadOut = badOut.path
 			return runDedup(cmd.Context(), io, args, f.Out, opts)
 		},
 	}
 	f.AddFlags(cmd.Flags())
+	badOut.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -92,6 +104,9 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	rep, err := dedup.Run(ctx, inputs, out, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(io.Err, "neardup: warning: %s\n", w)
 	}
 	c := rep.Counts
 	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",

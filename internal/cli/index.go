@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -185,6 +184,7 @@ type indexBuildOptions struct {
 	memory     string
 	workers    int
 	quiet      bool
+	badOut     badOutFlag
 	signatures []string
 	append     bool
 }
@@ -192,7 +192,8 @@ type indexBuildOptions struct {
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
-	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings; past it they spill to disk")
+	o.badOut.AddFlags(fs)
+	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	fs.StringArrayVar(&o.signatures, "signatures", nil, "fill the index from signature files (neardup sign, --signatures-out: a file, a directory of shards or a glob) instead of INPUT; repeatable")
@@ -210,9 +211,10 @@ every document on all cores and writes the index's tables directly, sorted,
 then ingests them: far faster than inserting one by one. Without INPUT it makes
 an empty index, for neardup serve to fill. The index must be new or empty,
 unless --append. Every document is stored (near duplicates too; use neardup
-dedup first to drop them). Ids must be unique (a repeated one fails the
-build, naming the file and line of both); texts without any shingle are
-skipped.
+dedup first to drop them). Ids must be unique: a repeated id fails the build
+naming the file and line of both occurrences, or with --skip-bad the later
+record is skipped as bad (and listed in --bad-out). Texts without any shingle
+are skipped.
 
 --signatures SIGS fills the index from signature files instead of texts
 (neardup sign, neardup dedup or neardup-beam --signatures-out), signing
@@ -225,7 +227,8 @@ with the service's durability: in batches, each written atomically and
 fsynced before the next, so an interrupted append leaves a consistent index
 holding the batches before it. A document whose id is already stored with
 the same signature is skipped, so running the same append again completes an
-interrupted one; with another signature it is an error. Appended postings
+interrupted one; with another signature it is an error. INPUT is checked for
+repeated ids before anything is appended. Appended postings
 are stored as the service's inserts are: neardup index repack packs them.
 On a new or empty index --append is a bulk build.
 
@@ -258,6 +261,9 @@ DIR/build.tmp. A build that fails leaves no index where there was none.`,
 			}
 			copts, err := o.corpus.build(io)
 			if err != nil {
+				return err
+			}
+			if err := o.badOut.check(copts.SkipBad); err != nil {
 				return err
 			}
 			mem, err := bytesize.Parse(o.memory)
@@ -307,6 +313,11 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
 	}
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
@@ -320,10 +331,17 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 			return err
 		}
 		if ist.Documents > 0 {
-			ast, err := indexload.Append(ctx, db, inputs, copts, o.signatures, o.workers, progressFn)
+			lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: progressFn}
+			if bad != nil {
+				lopts.BadLog = bad.log
+			}
+			ast, err := indexload.Append(ctx, db, inputs, o.signatures, lopts)
 			bar.Finish()
 			if err != nil {
 				return fmt.Errorf("after %d documents appended in %d durable batches: %w", ast.Inserted, ast.Batches, err)
+			}
+			if err := bad.commit(); err != nil {
+				return err
 			}
 			fmt.Fprintf(stdio.Out, "appended %d documents in %d durable batches (%d already present, %d without shingles skipped, %d bad); the index holds %d; neardup index repack packs their postings\n",
 				ast.Inserted, ast.Batches, ast.Present, ast.Empty, ast.Bad, ist.Documents+ast.Inserted)
@@ -332,18 +350,18 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		}
 	}
 	var st indexload.Stats
+	lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: progressFn}
+	if bad != nil {
+		lopts.BadLog = bad.log
+	}
 	if len(o.signatures) > 0 {
-		st, err = indexload.BuildSignatures(ctx, db, o.signatures, bopts, progressFn)
+		st, err = indexload.BuildSignatures(ctx, db, o.signatures, lopts)
 	} else if len(inputs) > 0 {
-		st, err = indexload.Build(ctx, db, inputs, copts, bopts, o.workers, progressFn)
+		st, err = indexload.Build(ctx, db, inputs, lopts)
 	} else {
 		st.BuildStats, err = buildEmpty(ctx, db, bopts)
 	}
 	bar.Finish()
-	var dup *index.DuplicateIDError
-	if errors.As(err, &dup) && len(inputs) > 0 {
-		return locateDuplicate(inputs, copts, dup)
-	}
 	if errors.Is(err, index.ErrNotEmpty) {
 		return messageError{fmt.Sprintf("%v; add to it with --append", err), err}
 	}
@@ -355,6 +373,9 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	}
 	ist, err := db.Stats(ctx)
 	if err != nil {
+		return err
+	}
+	if err := bad.commit(); err != nil {
 		return err
 	}
 	rate := float64(st.Documents) / max(st.Seconds, 1e-9)
@@ -378,43 +399,6 @@ func buildEmpty(ctx context.Context, db *index.DB, bopts *index.BuildOptions) (i
 		return index.BuildStats{}, err
 	}
 	return b.Finish(ctx)
-}
-
-// locateDuplicate turns the build's error for a repeated id into one that
-// names the file and line of both occurrences, read again from the inputs
-// (standard input cannot be: the error then counts documents).
-func locateDuplicate(inputs []string, copts *corpus.Options, dup *index.DuplicateIDError) error {
-	if slices.Contains(inputs, "-") {
-		return dup
-	}
-	co := *copts
-	reader, err := corpus.NewReader(inputs, &co)
-	if err != nil {
-		return dup
-	}
-	defer reader.Close()
-	parser, err := corpus.NewParser(&co)
-	if err != nil {
-		return dup
-	}
-	var at []string
-	var batch corpus.Batch
-	var doc corpus.Document
-	for len(at) < 2 && reader.Next(&batch) == nil {
-		for i := range batch.Records {
-			rec := &batch.Records[i]
-			if parser.Parse(rec, &doc) == nil && string(doc.ID) == dup.ID {
-				at = append(at, fmt.Sprintf("%s:%d", rec.File, rec.Line))
-				if len(at) == 2 {
-					break
-				}
-			}
-		}
-	}
-	if len(at) < 2 {
-		return dup
-	}
-	return messageError{fmt.Sprintf("%s: id %q again (first at %s): ids must be unique in an index", at[1], dup.ID, at[0]), dup}
 }
 
 type indexRepackOptions struct {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/sigfile"
@@ -99,11 +98,18 @@ func eachStored(ctx context.Context, cfg index.Config, paths []string, progress 
 // BuildSignatures bulk-builds the empty index db from signature files, as
 // Build does from corpora: every record with features, in file order
 // (paths in order, each read with sigfile.Open), without signing anything.
-// The files must hold signatures made under the index's spec and params
-// (ErrSignatures otherwise). On error the build is aborted and the index
-// left empty.
-func BuildSignatures(ctx context.Context, db *index.DB, paths []string, bopts *index.BuildOptions, progress func(records, bytes int64)) (Stats, error) {
-	b, err := db.NewBuilder(bopts)
+// Of opts it uses Build and Progress (called with records read and no
+// bytes). The files must hold signatures made under the index's spec and
+// params (ErrSignatures otherwise). A repeated id is refused by the builder
+// (index.DuplicateIDError, naming the id and both records' numbers among
+// those added); signature files hold no lines to name. On error the build
+// is aborted and the index left empty.
+func BuildSignatures(ctx context.Context, db *index.DB, paths []string, opts *Options) (Stats, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	b, err := db.NewBuilder(&o.Build)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -113,7 +119,7 @@ func BuildSignatures(ctx context.Context, db *index.DB, paths []string, bopts *i
 			b.Abort()
 		}
 	}()
-	st, err := eachStored(ctx, db.Config(), paths, progress, b.Add)
+	st, err := eachStored(ctx, db.Config(), paths, o.Progress, b.Add)
 	if err != nil {
 		return st, err
 	}
@@ -147,7 +153,22 @@ const AppendBatch = 1024
 // interruption completes it; with another signature it is an error
 // wrapping index.ErrDuplicateID that names the id. Postings are written as
 // by online inserts: neardup index repack packs them later.
-func Append(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Options, sigPaths []string, workers int, progress func(records, bytes int64)) (AppendStats, error) {
+//
+// Of opts it uses Corpus, Workers, Progress, BadLog, TempDir and, for the
+// check of repeated ids, an eighth of Build.Memory. Corpora are checked as
+// Build checks them: an id repeated within the inputs is an error naming
+// the file and line of both occurrences, or under Corpus.SkipBad a bad
+// record left out. So that nothing is appended before that check, the
+// signatures are staged in a temporary file until every id is known. An id
+// repeated within signature files is taken as Present (the same signature)
+// or refused (another), as one already in the index.
+func Append(ctx context.Context, db *index.DB, inputs, sigPaths []string, opts *Options) (AppendStats, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	bo := o.Build
+	bo.EnsureDefaults()
 	var st AppendStats
 	var batch []index.Doc
 	seen := map[string][]uint64{} // ids of the batch being filled
@@ -185,9 +206,9 @@ func Append(ctx context.Context, db *index.DB, inputs []string, copts *corpus.Op
 	}
 	var err error
 	if len(sigPaths) > 0 {
-		st.Stats, err = eachStored(ctx, db.Config(), sigPaths, progress, add)
+		st.Stats, err = eachStored(ctx, db.Config(), sigPaths, o.Progress, add)
 	} else {
-		st.Stats, err = eachSigned(ctx, db.Config(), inputs, copts, workers, progress, add)
+		st.Stats, err = eachSigned(ctx, db.Config(), inputs, &o, bo.Memory/8, true, add)
 	}
 	if err == nil {
 		err = flush()

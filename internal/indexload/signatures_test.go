@@ -1,6 +1,7 @@
 package indexload
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -9,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sigfile"
@@ -93,7 +96,7 @@ func TestBuildSignatures(t *testing.T) {
 	in, docs := sampleWithEmpty(t)
 	dir := t.TempDir()
 	fromText := openIndex(t, filepath.Join(dir, "text"), index.Options{NoSync: true})
-	if _, err := Build(ctx, fromText, []string{in}, nil, nil, 2, nil); err != nil {
+	if _, err := Build(ctx, fromText, []string{in}, &Options{Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want := contents(t, fromText)
@@ -120,7 +123,7 @@ func TestBuildSignatures(t *testing.T) {
 	}
 	for _, src := range []string{sigs, shards} {
 		db := openIndex(t, filepath.Join(t.TempDir(), "idx"), index.Options{NoSync: true})
-		st, err := BuildSignatures(ctx, db, []string{src}, nil, nil)
+		st, err := BuildSignatures(ctx, db, []string{src}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +136,7 @@ func TestBuildSignatures(t *testing.T) {
 	seeded := filepath.Join(dir, "seed.ndsf")
 	writeSigs(t, seeded, docs, minhash.Params{Seed: 5})
 	db := openIndex(t, filepath.Join(t.TempDir(), "idx"), index.Options{NoSync: true})
-	_, err := BuildSignatures(ctx, db, []string{seeded}, nil, nil)
+	_, err := BuildSignatures(ctx, db, []string{seeded}, nil)
 	if !errors.Is(err, ErrSignatures) || !errors.Is(err, sigfile.ErrParamsMismatch) || !strings.Contains(err.Error(), "seed=5") {
 		t.Errorf("seed 5 into a seed 0 index: %v; want ErrSignatures naming both params", err)
 	}
@@ -153,7 +156,7 @@ func TestAppend(t *testing.T) {
 	in, docs := sampleWithEmpty(t)
 	dir := t.TempDir()
 	all := openIndex(t, filepath.Join(dir, "all"), index.Options{NoSync: true})
-	if _, err := Build(ctx, all, []string{in}, nil, nil, 2, nil); err != nil {
+	if _, err := Build(ctx, all, []string{in}, &Options{Workers: 2}); err != nil {
 		t.Fatal(err)
 	}
 	want := contents(t, all)
@@ -170,15 +173,15 @@ func TestAppend(t *testing.T) {
 
 	for _, fromText := range []bool{false, true} {
 		db := openIndex(t, filepath.Join(t.TempDir(), "idx"), index.Options{})
-		if _, err := BuildSignatures(ctx, db, []string{sigs1}, nil, nil); err != nil {
+		if _, err := BuildSignatures(ctx, db, []string{sigs1}, nil); err != nil {
 			t.Fatal(err)
 		}
 		var st AppendStats
 		var err error
 		if fromText {
-			st, err = Append(ctx, db, []string{in2}, nil, nil, 2, nil)
+			st, err = Append(ctx, db, []string{in2}, nil, &Options{Workers: 2})
 		} else {
-			st, err = Append(ctx, db, nil, nil, []string{sigs2}, 0, nil)
+			st, err = Append(ctx, db, nil, []string{sigs2}, nil)
 		}
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +194,7 @@ func TestAppend(t *testing.T) {
 			t.Fatalf("check after append: %v %v", rep, err)
 		}
 		// Again: everything is present, nothing written.
-		st, err = Append(ctx, db, nil, nil, []string{sigs2}, 0, nil)
+		st, err = Append(ctx, db, nil, []string{sigs2}, nil)
 		if err != nil || st.Inserted != 0 || st.Present != int64(len(want)-300) {
 			t.Errorf("append again: %+v, %v; want all %d present", st, err, len(want)-300)
 		}
@@ -210,15 +213,15 @@ func TestAppend(t *testing.T) {
 	sigsBig := filepath.Join(dir, "big.ndsf")
 	writeSigs(t, sigsBig, big, minhash.Params{})
 	db := openIndex(t, filepath.Join(t.TempDir(), "idx"), index.Options{})
-	if _, err := BuildSignatures(ctx, db, []string{sigs1}, nil, nil); err != nil {
+	if _, err := BuildSignatures(ctx, db, []string{sigs1}, nil); err != nil {
 		t.Fatal(err)
 	}
 	cctx, cancel := context.WithCancel(ctx)
-	_, err := Append(cctx, db, nil, nil, []string{sigsBig}, 0, func(records, _ int64) {
+	_, err := Append(cctx, db, nil, []string{sigsBig}, &Options{Progress: func(records, _ int64) {
 		if records >= 4096 {
 			cancel()
 		}
-	})
+	}})
 	cancel()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("interrupted append: %v; want context.Canceled", err)
@@ -230,7 +233,7 @@ func TestAppend(t *testing.T) {
 	if rep, err := db.Check(ctx); err != nil || !rep.OK() {
 		t.Fatalf("check after an interrupted append: %v %v", rep, err)
 	}
-	st, err := Append(ctx, db, nil, nil, []string{sigsBig}, 0, nil)
+	st, err := Append(ctx, db, nil, []string{sigsBig}, nil)
 	if err != nil || st.Present != int64(len(mid)) || st.Inserted != int64(6*(len(docs)-2)-len(mid)) {
 		t.Errorf("completing: %+v, %v; want %d present, %d inserted", st, err, len(mid), 6*(len(docs)-2)-len(mid))
 	}
@@ -238,7 +241,7 @@ func TestAppend(t *testing.T) {
 	// An id present with another signature.
 	other := filepath.Join(dir, "other.ndsf")
 	writeSigs(t, other, []doc{{first[0].id, "a different text about other things entirely, with words"}}, minhash.Params{})
-	if _, err := Append(ctx, db, nil, nil, []string{other}, 0, nil); !errors.Is(err, index.ErrDuplicateID) || !strings.Contains(err.Error(), first[0].id) {
+	if _, err := Append(ctx, db, nil, []string{other}, nil); !errors.Is(err, index.ErrDuplicateID) || !strings.Contains(err.Error(), first[0].id) {
 		t.Errorf("another signature under a stored id: %v; want ErrDuplicateID naming %s", err, first[0].id)
 	}
 }
@@ -264,4 +267,51 @@ func quote(s string) string {
 	}
 	b.WriteByte('"')
 	return b.String()
+}
+
+// TestAppendRepeatedIDs: an id repeated within Append's INPUT is refused as
+// Build refuses it, naming the file and line of both occurrences, before
+// anything is appended (before, the later record was taken as present when
+// its signature was the same, or refused naming only the id otherwise, after
+// the batches before it had been written); under SkipBad it is a bad record
+// (listed in BadLog) and the rest is appended.
+func TestAppendRepeatedIDs(t *testing.T) {
+	ctx := context.Background()
+	_, docs := sampleWithEmpty(t)
+	dir := t.TempDir()
+	sigs1 := filepath.Join(dir, "1.ndsf")
+	writeSigs(t, sigs1, docs[:300], minhash.Params{})
+	var lines []string
+	for _, d := range docs[300:] {
+		lines = append(lines, `{"id":`+quote(d.id)+`,"text":`+quote(d.text)+`}`)
+	}
+	// Line 500 repeats line 3's id with line 3's text: the same signature.
+	lines = slices.Insert(lines, 499, lines[2])
+	in2 := filepath.Join(dir, "2.jsonl")
+	os.WriteFile(in2, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+
+	db := openIndex(t, filepath.Join(t.TempDir(), "idx"), index.Options{})
+	if _, err := BuildSignatures(ctx, db, []string{sigs1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := contents(t, db)
+	_, err := Append(ctx, db, []string{in2}, nil, &Options{Workers: 2, TempDir: dir})
+	if !errors.Is(err, dupid.ErrDuplicate) || !strings.Contains(err.Error(), "2.jsonl:500") || !strings.Contains(err.Error(), "2.jsonl:3") {
+		t.Fatalf("repeated id in INPUT: %v; want %v naming 2.jsonl:500 and 2.jsonl:3", err, dupid.ErrDuplicate)
+	}
+	sameContents(t, "after the refused append", contents(t, db), before)
+
+	var bad bytes.Buffer
+	log := corpus.NewBadLog(&bad)
+	st, err := Append(ctx, db, []string{in2}, nil, &Options{Workers: 2, Corpus: corpus.Options{SkipBad: true}, BadLog: log, TempDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Flush()
+	if st.Bad != 1 || st.Present != 0 || st.Inserted != int64(len(docs)-300-2) {
+		t.Errorf("under SkipBad: %+v; want 1 bad, %d inserted", st, len(docs)-300-2)
+	}
+	if !strings.Contains(bad.String(), "2.jsonl\t500\t") {
+		t.Errorf("bad log %q does not name 2.jsonl line 500", bad.String())
+	}
 }

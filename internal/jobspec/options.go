@@ -165,7 +165,8 @@ type Options struct {
 	// MaxWorkers. Results do not depend on it.
 	Workers int
 	// Memory is the budget, in bytes, for the data that grows with the
-	// corpus (band-key entries, candidate pairs, stored texts and signatures):
+	// corpus (band-key entries, candidate pairs, stored texts and signatures,
+	// the check of repeated ids):
 	// past it they spill to sorted or chunked temporary files. Per-document
 	// bookkeeping (ids, lengths: about 40 bytes a document) and the working
 	// buffers of the workers come on top. Default DefaultMemory (4 GiB); at
@@ -191,13 +192,15 @@ type Options struct {
 	Against []string
 	// Signatures, when set, is a signature file (package sigfile; a file,
 	// a directory of shards or a glob) holding the signatures of the
-	// inputs' documents, in input order with the same ids (bad records
-	// left out, as neardup sign leaves them), used instead of signing:
-	// the outputs are those of signing again. Default "": sign.
+	// inputs' documents, in input order with the same ids (bad records,
+	// and under Corpus.SkipBad the later records of a repeated id, left
+	// out, as neardup sign leaves them), used instead of signing: the
+	// outputs are those of signing again. Default "": sign.
 	Signatures string
 	// SignaturesOut, when set, is where the driver also writes the inputs'
-	// signatures, in input order with their ids, bad records left out
-	// (what neardup sign writes): a signature file for neardup dedup, a
+	// signatures, in input order with their ids, bad records (and the
+	// later records of a repeated id) left out (what neardup sign writes),
+	// an output like the others: a signature file for neardup dedup, a
 	// directory of shards (sigfile.ShardName) for neardup-beam. Default
 	// "": none.
 	SignaturesOut string
@@ -207,6 +210,13 @@ type Options struct {
 	// set it (package index, DB.EachDocument). Default nil: an index
 	// directory in Against is refused.
 	OpenIndex func(path string, spec shingle.Spec) (StoredSignatures, error)
+	// BadOut, when set (with Corpus.SkipBad), is a file to list the records
+	// skipped as bad in, corpus.BadLog's format: those skipped while reading
+	// (too large, not parsing) in input order, then those whose id repeats an
+	// earlier record's, in input order. It is written as the outputs are,
+	// under a temporary name renamed on success. Default "": no list.
+	// neardup dedup only.
+	BadOut string
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o; a nil o yields
@@ -277,6 +287,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Signatures == "-" {
 		return fmt.Errorf("%w: signatures %q; want a path (standard input is for the inputs)", ErrInvalidOptions, o.Signatures)
+	}
+	if o.BadOut != "" && !o.Corpus.SkipBad {
+		return fmt.Errorf("%w: bad-record list %s without SkipBad: no record is skipped", ErrInvalidOptions, o.BadOut)
 	}
 	return o.Corpus.Validate()
 }
