@@ -197,3 +197,44 @@ func TestIndexBuildSignatures(t *testing.T) {
 		}
 	}
 }
+
+// TestIndexAppendRepeatedIDs: index build --append checks INPUT for
+// repeated ids as a build does, before appending anything: a repeated id
+// fails naming both lines and leaves the index as it was; with --skip-bad
+// the later record is skipped and listed in --bad-out (before, the append
+// took the repeat as already present, and --bad-out was never written).
+func TestIndexAppendRepeatedIDs(t *testing.T) {
+	a, b := againstCorpus(t)
+	dir := t.TempDir()
+	data, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	lines = append(lines, lines[1]) // the last line repeats line 2
+	c := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(c, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	idx := filepath.Join(dir, "idx")
+	mustRun(t, "index", "build", "-q", "--data", idx, a)
+	before := mustRun(t, "index", "stats", "--data", idx)
+
+	code, _, stderr := runCLI(t, "", "index", "build", "-q", "--data", idx, "--append", c)
+	if code != ExitFailure || !strings.Contains(stderr, fmt.Sprintf("c.jsonl:%d", len(lines))) || !strings.Contains(stderr, "c.jsonl:2") {
+		t.Errorf("append of a repeated id: exit %d, %q; want 1 naming c.jsonl:%d and c.jsonl:2", code, stderr, len(lines))
+	}
+	if after := mustRun(t, "index", "stats", "--data", idx); after != before {
+		t.Errorf("a refused append changed the index:\n%s\nwas\n%s", after, before)
+	}
+
+	bad := filepath.Join(dir, "bad.tsv")
+	out := mustRun(t, "index", "build", "-q", "--data", idx, "--append", "--skip-bad", "--bad-out", bad, c)
+	if !strings.Contains(out, "1 bad") {
+		t.Errorf("append under --skip-bad: %q; want 1 bad", out)
+	}
+	got, err := os.ReadFile(bad)
+	if err != nil || !strings.Contains(string(got), fmt.Sprintf("c.jsonl\t%d\t", len(lines))) {
+		t.Errorf("--bad-out: %q, %v; want the record of line %d", got, err, len(lines))
+	}
+}
