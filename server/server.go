@@ -724,7 +724,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var lines []line
 	var docs []index.Doc
-	var texts []string // with a shadow: the text of each line, for shadowInserted
+	var texts []string           // with a shadow: the text of each line, for shadowInserted
 	earlier := map[string]bool{} // ids of the lines so far, to tell a retry from a repeat
 	repeated := map[int]bool{}   // docs whose id an earlier line had
 	lr := newLineReader(http.MaxBytesReader(w, r.Body, limit), int(s.opts.MaxBodyBytes))
