@@ -140,6 +140,7 @@ neardup index build, or a shared index on Redis with --redis):
   POST   /v1/documents:batch    the same for NDJSON lines, answered in NDJSON
   GET    /v1/documents/{id}     a stored document's id and metadata
   DELETE /v1/documents/{id}     delete a document
+  GET    /v1/shadow             the comparison with the shadow index (--shadow-data)
   GET    /healthz /readyz /metrics /openapi.yaml
 
 A "new" answer is sent once the document is durable (its WAL record synced); a
@@ -152,10 +153,17 @@ SIGTERM or SIGINT stop accepting requests and finish those in flight first.
 With --repack-interval (Pebble only) the server packs the postings inserts
 wrote, as neardup index repack does, in the background; shutdown interrupts a
 repack in progress, which leaves the index consistent.
+With --shadow-data SHADOW (an index built with other bands, params or spec)
+every acknowledged write is also journaled for the shadow (fsynced before the
+answer) and applied to it in the background, and every check also runs on it
+off the latency path (at most --shadow-queue waiting; more are dropped and
+counted); GET /v1/shadow and the neardup_shadow_* metrics compare the two.
+neardup index promote switches the shadow in (docs/shadow.md).
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
   NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
   neardup serve --data idx --repack-interval 6h
+  neardup serve --data idx --shadow-data idx-b32
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
