@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -198,5 +199,41 @@ func TestShadowFollowsWrites(t *testing.T) {
 	plain := newTestServer(t, primary, nil)
 	if r := plain.call(http.MethodGet, "/v1/shadow", "", nil); r.status != http.StatusNotFound || r.errorCode() != CodeNotFound {
 		t.Errorf("GET /v1/shadow without a shadow: %d %s; want 404 not_found", r.status, r.body)
+	}
+}
+
+// TestShadowJournalAppliedAtNextStart: writes acknowledged while the shadow
+// was stuck stay in the journal when the server stops, and the next server
+// over the same shadow applies them before anything else.
+func TestShadowJournalAppliedAtNextStart(t *testing.T) {
+	primary, _ := openPebble(t, index.Options{})
+	inner, dir := openPebble(t, index.Options{Bands: lsh.Params{Bands: 32, Rows: 4}})
+	stuck := &stuckIndex{Index: inner, gate: make(chan struct{})}
+	ts := newShadowServer(t, primary, stuck, dir, 4)
+	g := newTextGen(21)
+	for i := range 10 {
+		if r := ts.post("/v1/documents", Document{ID: fmt.Sprintf("s%d", i), Text: g.text(40)}); r.status != http.StatusCreated {
+			t.Fatalf("insert %d: %d %s", i, r.status, r.body)
+		}
+	}
+	if r := ts.call(http.MethodDelete, "/v1/documents/s3", "", nil); r.status != http.StatusNoContent {
+		t.Fatalf("delete: %d %s", r.status, r.body)
+	}
+	if err := ts.s.Close(); err != nil { // the applier gives up its stuck insert
+		t.Fatal(err)
+	}
+	if st, _ := inner.Stats(context.Background()); st.Documents != 0 {
+		t.Fatalf("the stuck shadow holds %d documents; want 0", st.Documents)
+	}
+	if st, err := os.Stat(JournalPath(dir)); err != nil || st.Size() == 0 {
+		t.Fatalf("journal after stopping: %v, %v; want the 11 writes", st, err)
+	}
+	ts2 := newShadowServer(t, primary, inner, dir, 4)
+	waitShadow(t, ts2.s)
+	for i := range 10 {
+		_, err := inner.Get(context.Background(), fmt.Sprintf("s%d", i))
+		if (i == 3) != errors.Is(err, index.ErrNotFound) {
+			t.Errorf("s%d in the shadow: %v", i, err)
+		}
 	}
 }
