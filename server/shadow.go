@@ -140,12 +140,13 @@ type shadow struct {
 
 	// idle is signalled (broadcast) whenever the worker or the applier
 	// finishes a step, for waitIdle.
-	mu       sync.Mutex
-	idle     *sync.Cond
-	pending  int // checks queued or taken by the worker, not yet compared
-	applying bool
-	rep      ShadowReport
-	candSum  ShadowPair
+	mu         sync.Mutex
+	idle       *sync.Cond
+	pending    int // checks queued or taken by the worker, not yet compared
+	applying   bool
+	appliedOff int64 // the journal's records before this offset are applied
+	rep        ShadowReport
+	candSum    ShadowPair
 }
 
 // newShadow opens the journal and starts the applier and the worker.
@@ -209,6 +210,13 @@ func newShadowMetrics(reg *prometheus.Registry, sh *shadow) shadowMetrics {
 func (sh *shadow) close() error {
 	sh.stopOnce.Do(func() { close(sh.stop) })
 	sh.wg.Wait()
+	sh.mu.Lock()
+	applied := sh.appliedOff
+	sh.mu.Unlock()
+	if _, err := sh.j.reset(applied, false); err != nil { // all applied: leave it empty
+		sh.j.close()
+		return err
+	}
 	return sh.j.close()
 }
 
@@ -343,7 +351,7 @@ func (sh *shadow) compare(c *shadowCheck, ms []index.Match, cand uint64) {
 // report returns the comparison so far.
 func (sh *shadow) report() ShadowReport {
 	sh.mu.Lock()
-	r := sh.rep
+	r := reportState{ShadowReport: sh.rep, applied: sh.appliedOff}
 	if r.Checks > 0 {
 		r.Agreement = float64(r.Agreements) / float64(r.Checks)
 		r.Candidates.Primary = sh.candSum.Primary / float64(r.Checks)
@@ -351,8 +359,13 @@ func (sh *shadow) report() ShadowReport {
 	}
 	sh.mu.Unlock()
 	r.QueueDepth = len(sh.queue)
-	r.JournalBytes = sh.j.end()
-	return r
+	r.JournalBytes = sh.j.end() - r.applied
+	return r.ShadowReport
+}
+
+type reportState struct {
+	ShadowReport
+	applied int64
 }
 
 // sign signs text under the shadow's config for the journal; empty reports
@@ -415,44 +428,45 @@ func (sh *shadow) applyLoop() {
 			return
 		case <-sh.j.notify:
 		}
-		sh.setApplying(true)
+		sh.setApplying(true, off)
 		for {
 			next, err := applyJournal(ctx, sh.j, off, sh.idx, applyBatch, sh)
 			if err != nil {
 				if ctx.Err() != nil {
-					sh.setApplying(false)
+					sh.setApplying(false, off)
 					return
 				}
 				sh.log.Warn("shadow: applying the journal failed; retrying in 1s", "err", err)
 				select {
 				case <-sh.stop:
-					sh.setApplying(false)
+					sh.setApplying(false, off)
 					return
 				case <-time.After(time.Second):
 				}
 				continue
 			}
 			if next == off {
-				done, err := sh.j.truncateAt(off)
-				if err != nil {
-					sh.log.Warn("shadow: emptying the journal failed", "err", err)
-				}
-				if done {
-					off = 0
-				}
-				if next == sh.j.end() || done {
-					break
-				}
+				break // all applied; an append since has sent a notification
 			}
 			off = next
+			sh.setApplying(true, off)
 		}
-		sh.setApplying(false)
+		if off >= journalChunk { // all applied: start again at 0
+			done, err := sh.j.reset(off, true)
+			if err != nil {
+				sh.log.Warn("shadow: emptying the journal failed", "err", err)
+			}
+			if done {
+				off = 0
+			}
+		}
+		sh.setApplying(false, off)
 	}
 }
 
-func (sh *shadow) setApplying(v bool) {
+func (sh *shadow) setApplying(v bool, applied int64) {
 	sh.mu.Lock()
-	sh.applying = v
+	sh.applying, sh.appliedOff = v, applied
 	sh.mu.Unlock()
 	sh.idle.Broadcast()
 }
@@ -552,7 +566,7 @@ func (sh *shadow) waitIdle(ctx context.Context) error {
 	defer stop()
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	for sh.pending > 0 || sh.applying || sh.j.end() > 0 {
+	for sh.pending > 0 || sh.applying || sh.appliedOff != sh.j.end() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

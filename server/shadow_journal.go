@@ -54,14 +54,27 @@ type journalRecord struct {
 	sig  minhash.Signature
 }
 
-// journal is the shadow's journal file. Safe for concurrent use: appends and
-// the truncation hold mu; reads (ReadAt) run beside appends, below size.
+// journalChunk is how much the journal grows at a time, with zeros synced
+// once, so that an append overwrites allocated blocks and needs only a data
+// sync (fdatasync), not a sync of the file's size; and how large it grows
+// before it is emptied, once applied.
+const journalChunk = 4 << 20
+
+// journal is the shadow's journal file: whole records from offset 0, then
+// zeros (a record of length 0 ends it). Safe for concurrent use. Appends
+// are group-committed: concurrent appends wait for one sync. Reads (ReadAt)
+// run beside appends, below end().
 type journal struct {
 	path string
 
-	mu   sync.Mutex
-	f    *os.File
-	size int64 // bytes of whole records
+	mu      sync.Mutex
+	cond    *sync.Cond // signalled when a sync ends
+	f       *os.File
+	size    int64 // end of the whole records written
+	synced  int64 // end of those durable
+	alloc   int64 // the file's size
+	syncing bool  // a sync is in progress (mu not held)
+	err     error // a failed write or sync: the journal refuses appends
 
 	// notify wakes the applier after an append (capacity 1).
 	notify chan struct{}
@@ -72,42 +85,67 @@ type journal struct {
 // they are applied to the shadow.
 func JournalPath(dir string) string { return dir + string(os.PathSeparator) + journalName }
 
-// openJournal opens (or creates) the journal at path and cuts off a torn
-// tail.
+// openJournal opens (or creates) the journal at path, cuts off a torn tail
+// and allocates room for appends.
 func openJournal(path string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("shadow journal: %w", err)
 	}
 	j := &journal{path: path, f: f, notify: make(chan struct{}, 1)}
+	j.cond = sync.NewCond(&j.mu)
 	var off int64
 	for {
 		_, next, err := j.readRecord(off)
 		if err != nil {
-			break // io.EOF at the end; a torn or damaged record otherwise
+			break // zeros or the end; a torn or damaged record otherwise
 		}
 		off = next
 	}
-	st, err := f.Stat()
-	if err == nil && st.Size() != off {
-		if err = f.Truncate(off); err == nil {
-			err = f.Sync()
-		}
+	// Cut what follows the whole records (zeros, or a torn record) and
+	// allocate zeros again: a torn record left behind could be taken for
+	// whole once later records are written over its start.
+	if err = f.Truncate(off); err == nil {
+		err = f.Sync()
+	}
+	j.size, j.synced, j.alloc = off, off, off
+	if err == nil {
+		err = j.grow(off + 1)
 	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("shadow journal %s: %w", path, err)
 	}
-	j.size = off
 	if off > 0 {
 		j.notify <- struct{}{}
 	}
 	return j, nil
 }
 
-// appendRecords writes recs at the end of the journal and syncs it; they are
-// durable when it returns nil. On an error the journal is cut back to what
-// it held before.
+// grow extends the file with zeros, by whole chunks, to at least n bytes,
+// and syncs it (its size). mu is held.
+func (j *journal) grow(n int64) error {
+	if n <= j.alloc {
+		return nil
+	}
+	target := (n + journalChunk - 1) / journalChunk * journalChunk
+	zeros := make([]byte, 1<<20)
+	for off := j.alloc; off < target; {
+		w := min(int64(len(zeros)), target-off)
+		if _, err := j.f.WriteAt(zeros[:w], off); err != nil {
+			return err
+		}
+		off += w
+	}
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	j.alloc = target
+	return nil
+}
+
+// appendRecords writes recs after the journal's records and returns once
+// they are durable (one data sync, shared with the appends beside it).
 func (j *journal) appendRecords(recs []journalRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -118,18 +156,43 @@ func (j *journal) appendRecords(recs []journalRecord) error {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil {
+	switch {
+	case j.f == nil:
 		return fmt.Errorf("shadow journal %s: closed", j.path)
+	case j.err != nil:
+		return j.err
 	}
-	_, err := j.f.WriteAt(buf, j.size)
-	if err == nil {
-		err = j.f.Sync()
+	if err := j.grow(j.size + int64(len(buf))); err != nil {
+		j.err = fmt.Errorf("shadow journal %s: %w", j.path, err)
+		return j.err
 	}
-	if err != nil {
-		j.f.Truncate(j.size)
-		return fmt.Errorf("shadow journal %s: %w", j.path, err)
+	if _, err := j.f.WriteAt(buf, j.size); err != nil {
+		j.err = fmt.Errorf("shadow journal %s: %w", j.path, err)
+		return j.err
 	}
 	j.size += int64(len(buf))
+	end := j.size
+	for j.synced < end {
+		if j.err != nil {
+			return j.err
+		}
+		if j.syncing {
+			j.cond.Wait()
+			continue
+		}
+		j.syncing = true
+		target := j.size
+		j.mu.Unlock()
+		err := fdatasync(j.f)
+		j.mu.Lock()
+		j.syncing = false
+		if err != nil {
+			j.err = fmt.Errorf("shadow journal %s: %w", j.path, err)
+		} else {
+			j.synced = target
+		}
+		j.cond.Broadcast()
+	}
 	select {
 	case j.notify <- struct{}{}:
 	default:
@@ -137,19 +200,19 @@ func (j *journal) appendRecords(recs []journalRecord) error {
 	return nil
 }
 
-// end returns the size of the whole records written.
+// end returns the end of the durable records.
 func (j *journal) end() int64 {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.size
+	return j.synced
 }
 
-// truncateAt empties the journal if it ends at off (everything in it is
-// applied) and reports whether it did.
-func (j *journal) truncateAt(off int64) (bool, error) {
+// reset empties the journal if its records end at off (everything in it is
+// applied) and reports whether it did; with regrow it allocates room again.
+func (j *journal) reset(off int64, regrow bool) (bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.f == nil || j.size != off || off == 0 {
+	if j.f == nil || j.err != nil || j.syncing || j.size != off || j.synced != off {
 		return false, nil
 	}
 	if err := j.f.Truncate(0); err != nil {
@@ -158,7 +221,13 @@ func (j *journal) truncateAt(off int64) (bool, error) {
 	if err := j.f.Sync(); err != nil {
 		return false, fmt.Errorf("shadow journal %s: %w", j.path, err)
 	}
-	j.size = 0
+	j.size, j.synced, j.alloc = 0, 0, 0
+	if regrow {
+		if err := j.grow(1); err != nil {
+			j.err = fmt.Errorf("shadow journal %s: %w", j.path, err)
+			return true, j.err
+		}
+	}
 	return true, nil
 }
 

@@ -45,8 +45,8 @@ func TestShadowJournalTornTail(t *testing.T) {
 			}
 			whole := j.end()
 			j.close()
-			f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-			f.Write(tail.cut(appendJournalRecord(nil, &journalRecord{op: opInsert, id: "torn", sig: minhash.Signature{9, 9}})))
+			f, _ := os.OpenFile(path, os.O_WRONLY, 0)
+			f.WriteAt(tail.cut(appendJournalRecord(nil, &journalRecord{op: opInsert, id: "torn", sig: minhash.Signature{9, 0xfffefdfcfbfaf9f8}})), whole)
 			f.Close()
 
 			j, err = openJournal(path)

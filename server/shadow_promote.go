@@ -54,7 +54,7 @@ func ReplayShadowJournal(ctx context.Context, shadow index.Index, path string) (
 		}
 		off = next
 	}
-	if _, err := j.truncateAt(off); err != nil {
+	if _, err := j.reset(off, false); err != nil {
 		return st, err
 	}
 	return st, j.close()
