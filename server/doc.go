@@ -100,7 +100,8 @@
 //     shadow costs an insert one append and one fsync, never a wait. A
 //     goroutine applies the journal to the shadow in order (a failure is
 //     retried every second, never skipped) and empties it once all is
-//     applied. Applying is idempotent (an insert of a stored id and a
+//     applied (past 4 MiB, and when the server stops). Appends beside each
+//     other share one fdatasync. Applying is idempotent (an insert of a stored id and a
 //     delete of an absent one change nothing; the last record of an id
 //     decides), so a journal left by a crash is applied again at the next
 //     start. The shadow therefore holds, once its journal is applied, every

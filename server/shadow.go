@@ -410,7 +410,7 @@ func (sh *shadow) insertFailed() {
 const applyBatch = 256
 
 // applyLoop applies the journal to the shadow as it grows, and empties it
-// whenever everything in it is applied. A record the shadow fails to apply
+// once everything in it is applied and it has passed journalChunk. A record the shadow fails to apply
 // for a reason that may pass (a full disk, a closed connection) is retried,
 // every second, until it is applied: the shadow never skips an
 // acknowledged write.
@@ -556,7 +556,7 @@ func applyJournal(ctx context.Context, j *journal, off int64, idx index.Index, m
 }
 
 // waitIdle waits until the queue of checks is empty, the worker idle and the
-// journal applied and emptied, or ctx ends (tests).
+// journal applied, or ctx ends (tests, benchmarks).
 func (sh *shadow) waitIdle(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		sh.mu.Lock()

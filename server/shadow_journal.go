@@ -23,13 +23,17 @@ import (
 //	         count, words (u64 little-endian): the signature under the
 //	         shadow's config
 //
-// A record is synced before the write it records is acknowledged. A torn
-// or damaged tail (a crash in the middle of an append, never acknowledged)
-// is cut off when the journal is opened. Replaying records in order from any
+// A record is synced before the write it records is acknowledged; appends
+// beside each other share one sync (group commit). The file is grown with
+// zeros, 4 MiB at a time, synced once, so that an append only overwrites
+// allocated blocks and a data sync (fdatasync) makes it durable: a record of
+// length 0 ends the journal. A torn or damaged tail (a crash in the middle
+// of an append, never acknowledged) is cut off when the journal is opened. Replaying records in order from any
 // earlier point leaves the shadow as replaying them once does (an insert of
 // a stored id and a delete of an absent one change nothing, and the last
-// record of an id decides), so the journal is applied at least once and
-// emptied once everything in it is applied.
+// record of an id decides), so the journal is applied at least once (from
+// its start after a restart) and emptied once everything in it is applied
+// and it has passed 4 MiB, or the server stops.
 
 // journalName is the journal's file name in the shadow's data directory.
 const journalName = "neardup-shadow.journal"
