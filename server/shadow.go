@@ -524,21 +524,13 @@ func applyJournal(ctx context.Context, j *journal, off int64, idx index.Index, m
 		if errors.Is(err, index.ErrDuplicateID) {
 			err = nil
 			for _, d := range docs { // one at a time: skip those already stored
-				e := idx.Insert(ctx, []index.Doc{d})
-				switch {
-				case e == nil, errors.Is(e, index.ErrDuplicateID):
-				case errors.Is(e, index.ErrInvalidDocument):
-					if c != nil {
-						c.insertFailed()
-					}
-				default:
+				if e := idx.Insert(ctx, []index.Doc{d}); e != nil && !errors.Is(e, index.ErrDuplicateID) {
 					err = e
-				}
-				if err != nil {
 					break
 				}
 			}
-		} else if errors.Is(err, index.ErrInvalidDocument) {
+		}
+		if errors.Is(err, index.ErrInvalidDocument) {
 			err = fmt.Errorf("shadow journal %s: %w (a signature not made under the shadow's config: was the journal written for another index?)", j.path, err)
 		}
 		if err != nil {
