@@ -210,3 +210,25 @@ func fileSize(path string) int64 {
 	}
 	return st.Size()
 }
+
+// TestPromoteUsage: the flags promote and serve --shadow-data need, and a
+// promote of indexes that do not exist.
+func TestPromoteUsage(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"index", "promote", "--data", dir}, ExitUsage, "--shadow-data SHADOW are required"},
+		{[]string{"index", "promote", "--data", dir, "--shadow-data", dir + "/"}, ExitUsage, "the same directory"},
+		{[]string{"index", "promote", "--data", dir + "/a", "--shadow-data", dir + "/b"}, ExitFailure, "no index at"},
+		{[]string{"serve", "--redis", "127.0.0.1:1", "--shadow-data", dir}, ExitUsage, "--shadow-data is for a Pebble primary"},
+		{[]string{"serve", "--data", dir, "--shadow-data", dir + "/b", "--shadow-queue", "0"}, ExitUsage, "--shadow-queue 0"},
+	} {
+		code, _, stderr := runCLI(t, "", c.args...)
+		if code != c.code || !strings.Contains(stderr, c.msg) {
+			t.Errorf("%s: exit %d, %q; want %d and %q", strings.Join(c.args, " "), code, stderr, c.code, c.msg)
+		}
+	}
+}
