@@ -351,7 +351,7 @@ func (sh *shadow) compare(c *shadowCheck, ms []index.Match, cand uint64) {
 // report returns the comparison so far.
 func (sh *shadow) report() ShadowReport {
 	sh.mu.Lock()
-	r := reportState{ShadowReport: sh.rep, applied: sh.appliedOff}
+	r, applied := sh.rep, sh.appliedOff
 	if r.Checks > 0 {
 		r.Agreement = float64(r.Agreements) / float64(r.Checks)
 		r.Candidates.Primary = sh.candSum.Primary / float64(r.Checks)
@@ -359,13 +359,8 @@ func (sh *shadow) report() ShadowReport {
 	}
 	sh.mu.Unlock()
 	r.QueueDepth = len(sh.queue)
-	r.JournalBytes = sh.j.end() - r.applied
-	return r.ShadowReport
-}
-
-type reportState struct {
-	ShadowReport
-	applied int64
+	r.JournalBytes = sh.j.end() - applied
+	return r
 }
 
 // sign signs text under the shadow's config for the journal; empty reports
@@ -410,9 +405,9 @@ func (sh *shadow) insertFailed() {
 const applyBatch = 256
 
 // applyLoop applies the journal to the shadow as it grows, and empties it
-// once everything in it is applied and it has passed journalChunk. A record the shadow fails to apply
-// for a reason that may pass (a full disk, a closed connection) is retried,
-// every second, until it is applied: the shadow never skips an
+// once everything in it is applied and it has passed journalChunk. A record
+// the shadow fails to apply (a full disk, a closed connection, a refusal) is
+// retried every second until it is applied: the shadow never skips an
 // acknowledged write.
 func (sh *shadow) applyLoop() {
 	ctx, cancel := context.WithCancel(context.Background())
