@@ -58,6 +58,9 @@ type Server struct {
 	// to each Repack.
 	repack         repacker
 	repackProgress func(done, total int64)
+
+	// shadow runs the shadow index (Options.Shadow; shadow.go), or is nil.
+	shadow *shadow
 }
 
 // signer is a pooled index.Signer with its signature buffer.
@@ -101,12 +104,19 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 	}
 	s.bufs.New = func() any { return new(bytes.Buffer) }
 	s.m = newMetrics(o.Registry, idx, s.repack != nil)
+	if o.Shadow != nil {
+		var err error
+		if s.shadow, err = newShadow(o.Shadow, cfg, o.Registry, s.log); err != nil {
+			return nil, err
+		}
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/check", s.route(routeCheck, true, "POST", s.handleCheck))
 	mux.Handle("/v1/documents", s.route(routeInsert, true, "POST", s.handleInsert))
 	mux.Handle("/v1/documents:batch", s.route(routeBatch, true, "POST", s.handleBatch))
 	mux.Handle("/v1/documents/{id...}", s.route(routeGet, true, "GET DELETE", s.handleDocument))
+	mux.Handle("/v1/shadow", s.route(routeShadow, true, "GET", s.handleShadow))
 	mux.Handle("/healthz", s.route(routeHealth, false, "GET", s.handleHealth))
 	mux.Handle("/readyz", s.route(routeHealth, false, "GET", s.handleReady))
 	mux.Handle("/openapi.yaml", s.route(routeOpenAPI, false, "GET", s.handleOpenAPI))
@@ -136,6 +146,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.opts.Registry }
 // it has stopped, so the caller may close the index then. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
 	var repacks sync.WaitGroup
 	rctx, stopRepacks := context.WithCancel(ctx)
 	defer func() {
@@ -598,9 +609,16 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q.Exclude = d.ID
+	var p probe
+	if s.shadow != nil {
+		p = s.shadow.begin(s.idx)
+	}
 	ms, err := s.idx.Query(r.Context(), sig, &q)
 	if err != nil {
 		return err
+	}
+	if s.shadow != nil {
+		s.shadow.offer(p, s.idx, d.Text, q, ms)
 	}
 	res := CheckResult{ID: d.ID, Status: StatusNew, Duplicates: duplicates(ms)}
 	if len(ms) > 0 {
@@ -643,6 +661,9 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) error {
 	if res[0].Status == index.Duplicate {
 		out.Status, status = StatusDuplicate, http.StatusOK
 	} else {
+		if err := s.shadowInserted([]index.Doc{{ID: d.ID, Meta: d.Meta}}, []string{d.Text}); err != nil {
+			return err
+		}
 		w.Header().Set("Location", "/v1/documents/"+escapePath(d.ID))
 	}
 	s.m.countDoc(out.Status)
@@ -660,6 +681,9 @@ func (s *Server) handleDocument(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeInvalidID, "id of %d bytes; want 1..%d", len(id), index.MaxIDLen)
 	}
 	if r.Method == http.MethodDelete {
+		if err := s.shadowDeleting(id); err != nil {
+			return err
+		}
 		if err := s.idx.Delete(r.Context(), id); err != nil {
 			return err
 		}
@@ -700,6 +724,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var lines []line
 	var docs []index.Doc
+	var texts []string           // with a shadow: the text of each line, for shadowInserted
 	earlier := map[string]bool{} // ids of the lines so far, to tell a retry from a repeat
 	repeated := map[int]bool{}   // docs whose id an earlier line had
 	lr := newLineReader(http.MaxBytesReader(w, r.Body, limit), int(s.opts.MaxBodyBytes))
@@ -743,6 +768,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 			ln.doc = len(docs)
 			repeated[ln.doc] = earlier[d.ID]
 			docs = append(docs, index.Doc{ID: d.ID, Sig: sig, Meta: d.Meta})
+			if s.shadow != nil {
+				texts = append(texts, d.Text)
+			}
 		}
 		earlier[d.ID] = true
 		lines = append(lines, ln)
@@ -759,6 +787,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	out := s.bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer s.bufs.Put(out)
+	var stored []int // with a shadow: the docs answered "new"
 	for _, ln := range lines {
 		res := ln.res
 		if ln.doc >= 0 {
@@ -776,8 +805,20 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 				res.Status, res.Line, res.Error = StatusError, ln.n, &ErrorBody{Code: ae.code, Message: ae.msg}
 			}
 			s.m.countDoc(res.Status)
+			if s.shadow != nil && res.Status == StatusNew {
+				stored = append(stored, ln.doc)
+			}
 		}
 		out.Write(appendCheckResult(out.AvailableBuffer(), &res))
+	}
+	if len(stored) > 0 {
+		sd, st := make([]index.Doc, len(stored)), make([]string, len(stored))
+		for i, k := range stored {
+			sd[i], st[i] = docs[k], texts[k]
+		}
+		if err := s.shadowInserted(sd, st); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", typeNDJSON)
 	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))
