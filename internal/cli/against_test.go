@@ -238,3 +238,21 @@ func TestIndexAppendRepeatedIDs(t *testing.T) {
 		t.Errorf("--bad-out: %q, %v; want the record of line %d", got, err, len(lines))
 	}
 }
+
+// TestIndexAppendPromoted: --append to an index that index promote
+// replaced is refused naming its replacement (before, it appended to an
+// index serve refuses).
+func TestIndexAppendPromoted(t *testing.T) {
+	a, b := againstCorpus(t)
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	mustRun(t, "index", "build", "-q", "--data", idx, a)
+	marker := `{"shadow":"/elsewhere/shadow","time":"2026-11-26T03:00:00Z"}`
+	if err := os.WriteFile(filepath.Join(idx, promotedName), []byte(marker), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCLI(t, "", "index", "build", "-q", "--data", idx, "--append", b)
+	if code != ExitFailure || !strings.Contains(stderr, "/elsewhere/shadow") {
+		t.Errorf("append to a promoted index: exit %d, %q; want 1 naming its replacement", code, stderr)
+	}
+}

@@ -293,6 +293,13 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		copts.Stdin = stdio.In
 	}
 	dir := o.index.data
+	if o.append {
+		// A promoted index is kept only to roll back: what is appended
+		// belongs in the index that replaced it.
+		if err := refusePromoted(dir); err != nil {
+			return err
+		}
+	}
 	_, statErr := os.Stat(dir)
 	made := errors.Is(statErr, fs.ErrNotExist) // this build makes dir
 	db, err := openData(dir, iopts)
