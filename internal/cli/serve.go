@@ -36,6 +36,7 @@ type serveOptions struct {
 	preload         bool
 	repackInterval  time.Duration
 	metricsAuth     bool
+	golden          goldenFlags // serve_golden.go
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -52,6 +53,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM or SIGINT, how long to wait for requests in flight")
 	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
 	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "require the bearer token on /metrics too (with --token-file or $NEARDUP_TOKEN)")
+	o.golden.AddFlags(fs)
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 }
 
@@ -142,15 +144,24 @@ SIGTERM or SIGINT stop accepting requests and finish those in flight first.
 With --repack-interval (Pebble only) the server packs the postings inserts
 wrote, as neardup index repack does, in the background; shutdown interrupts a
 repack in progress, which leaves the index consistent.
+With --golden TRUTH --golden-corpus CORPUS the server checks the golden
+documents (which must be in the index) against the index at start and every
+--golden-interval, read-only, and exports recall and precision at the index's
+threshold (neardup_golden_recall, neardup_golden_precision), as neardup eval
+score would score the pairs the index finds among them.
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
   NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
   neardup serve --data idx --repack-interval 6h
+  neardup serve --data idx --golden golden.truth --golden-corpus golden.jsonl --golden-interval 1h
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			so, err := o.build()
 			if err != nil {
+				return err
+			}
+			if err := o.golden.validate(cmd.Flags()); err != nil {
 				return err
 			}
 			return runServe(cmd.Context(), io, o, so, cmd.Flags())
@@ -166,6 +177,9 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
 	so.Logger = logger
 	o.index.logger = logger
+	if err := o.golden.load(ctx, so); err != nil {
+		return err
+	}
 	idx, err := o.index.open(ctx, fs)
 	if err != nil {
 		return err
@@ -186,6 +200,9 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 		}
 	}
 	s, err := server.New(idx, so)
+	if errors.Is(err, server.ErrInvalidOptions) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -195,7 +212,7 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	}
 	st, _ := idx.Stats(ctx)
 	logger.Info("serving", "addr", ln.Addr().String(), "documents", st.Documents, "index", idx.Config().String(), "auth", len(so.Tokens) > 0,
-		"repack_interval", so.RepackInterval)
+		"repack_interval", so.RepackInterval, "golden_documents", len(goldenDocs(so)), "golden_interval", so.GoldenInterval)
 	if err := s.Serve(ctx, ln); err != nil {
 		return err
 	}
