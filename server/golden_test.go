@@ -20,9 +20,9 @@ import (
 	"github.com/neardup/neardup/minhash"
 )
 
-// metricValue returns the value of the gauge or counter name whose labels
+// gatheredValue returns the value of the gauge or counter name whose labels
 // include want (name=value pairs), or NaN if the registry has none.
-func metricValue(t *testing.T, reg prometheus.Gatherer, name string, want ...string) float64 {
+func gatheredValue(t *testing.T, reg prometheus.Gatherer, name string, want ...string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
 	if err != nil {
@@ -176,7 +176,7 @@ func TestGoldenServeInterval(t *testing.T) {
 			{"neardup_golden_failures_total", nil, 0},
 			{"neardup_golden_last_run_timestamp_seconds", nil, float64(at.UnixNano()) / 1e9},
 		} {
-			if got := metricValue(t, reg, c.name, c.labels...); got != c.want {
+			if got := gatheredValue(t, reg, c.name, c.labels...); got != c.want {
 				t.Errorf("after run %d: %s%v = %v; want %v", n, c.name, c.labels, got, c.want)
 			}
 		}
@@ -215,17 +215,17 @@ func TestGoldenServeInterval(t *testing.T) {
 	}
 }
 
-// failingIndex fails its queries while fail is set.
-type failingIndex struct {
+// goldenFailingIndex fails its queries while fail is set.
+type goldenFailingIndex struct {
 	index.Index
 	fail atomic.Bool
 }
 
-var errInjected = errors.New("injected query failure")
+var errGoldenQuery = errors.New("injected query failure")
 
-func (f *failingIndex) Query(ctx context.Context, sig minhash.Signature, q *index.QueryOptions) ([]index.Match, error) {
+func (f *goldenFailingIndex) Query(ctx context.Context, sig minhash.Signature, q *index.QueryOptions) ([]index.Match, error) {
 	if f.fail.Load() {
-		return nil, errInjected
+		return nil, errGoldenQuery
 	}
 	return f.Index.Query(ctx, sig, q)
 }
@@ -236,7 +236,7 @@ func (f *failingIndex) Query(ctx context.Context, sig minhash.Signature, q *inde
 // neither index changes; a failing query counts a failure and leaves the
 // gauges and the time of the last good run as they were.
 func TestGoldenRunShadowReadOnlyAndFailure(t *testing.T) {
-	primary := &failingIndex{Index: openIndex(t, "pebble", nil)}
+	primary := &goldenFailingIndex{Index: openIndex(t, "pebble", nil)}
 	shadow := openIndex(t, "pebble", &index.Options{Params: minhash.Params{K: 64}})
 	if pc, sc := primary.Config(), shadow.Config(); pc.Params.K == sc.Params.K || pc.Bands == sc.Bands {
 		t.Fatalf("shadow %s, primary %s; the test needs other k and bands", sc, pc)
@@ -256,7 +256,7 @@ func TestGoldenRunShadowReadOnlyAndFailure(t *testing.T) {
 	if _, err := s.GoldenRun(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if v := metricValue(t, s.Registry(), "neardup_golden_recall", "index", GoldenShadow); !math.IsNaN(v) {
+	if v := gatheredValue(t, s.Registry(), "neardup_golden_recall", "index", GoldenShadow); !math.IsNaN(v) {
 		t.Errorf("without a shadow: shadow recall %v exported; want none", v)
 	}
 	withShadow.Store(true)
@@ -271,7 +271,7 @@ func TestGoldenRunShadowReadOnlyAndFailure(t *testing.T) {
 		if r.Score.Recall != 0.5 || r.Score.Precision != 0.5 || len(r.Pairs) != 2 || r.Pairs[0].A != "a" || r.Pairs[1].A != "e" {
 			t.Errorf("%s: recall %v, precision %v, pairs %v; want 0.5, 0.5, (a, a2) and (e, e2)", r.Index, r.Score.Recall, r.Score.Precision, r.Pairs)
 		}
-		if got := metricValue(t, s.Registry(), "neardup_golden_recall", "index", r.Index); got != 0.5 {
+		if got := gatheredValue(t, s.Registry(), "neardup_golden_recall", "index", r.Index); got != 0.5 {
 			t.Errorf("neardup_golden_recall{index=%q} = %v; want 0.5", r.Index, got)
 		}
 	}
@@ -282,9 +282,9 @@ func TestGoldenRunShadowReadOnlyAndFailure(t *testing.T) {
 		t.Errorf("golden runs wrote to the shadow: %+v", m)
 	}
 
-	last := metricValue(t, s.Registry(), "neardup_golden_last_run_timestamp_seconds")
+	last := gatheredValue(t, s.Registry(), "neardup_golden_last_run_timestamp_seconds")
 	primary.fail.Store(true)
-	if _, err := s.GoldenRun(ctx); !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "primary") {
+	if _, err := s.GoldenRun(ctx); !errors.Is(err, errGoldenQuery) || !strings.Contains(err.Error(), "primary") {
 		t.Fatalf("golden run over a failing index: %v; want the injected error, naming the primary", err)
 	}
 	for _, c := range []struct {
@@ -297,7 +297,7 @@ func TestGoldenRunShadowReadOnlyAndFailure(t *testing.T) {
 		{"neardup_golden_recall", []string{"index", GoldenPrimary}, 0.5},
 		{"neardup_golden_last_run_timestamp_seconds", nil, last},
 	} {
-		if got := metricValue(t, s.Registry(), c.name, c.labels...); got != c.want {
+		if got := gatheredValue(t, s.Registry(), c.name, c.labels...); got != c.want {
 			t.Errorf("after a failed run: %s%v = %v; want %v", c.name, c.labels, got, c.want)
 		}
 	}

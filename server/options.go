@@ -92,6 +92,12 @@ type Options struct {
 	// of the next. Default 1 h (DefaultGoldenInterval) with Golden; at
 	// least a second.
 	GoldenInterval time.Duration
+	// Shadow, when not nil, runs a shadow index beside the index (see
+	// "Shadow index" in the package doc): every acknowledged write is
+	// journaled for it, every check is also run on it off the latency path,
+	// GET /v1/shadow compares, and the neardup_shadow_* metrics are
+	// registered. Default nil: no shadow (GET /v1/shadow answers 404).
+	Shadow *ShadowOptions
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o; a nil o
@@ -133,6 +139,11 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Shadow != nil && o.Shadow.QueueSize == 0 {
+		sh := *o.Shadow
+		sh.QueueSize = DefaultShadowQueue
+		o.Shadow = &sh
+	}
 	return o
 }
 
@@ -161,6 +172,16 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: GoldenInterval = %v; must be at least 1s", ErrInvalidOptions, c.GoldenInterval)
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return fmt.Errorf("%w: RateLimit = %v, RateBurst = %d; must not be negative", ErrInvalidOptions, c.RateLimit, c.RateBurst)
+	}
+	if sh := c.Shadow; sh != nil {
+		switch {
+		case sh.Index == nil:
+			return fmt.Errorf("%w: Shadow.Index is nil", ErrInvalidOptions)
+		case sh.Journal == "":
+			return fmt.Errorf("%w: Shadow.Journal is empty", ErrInvalidOptions)
+		case sh.QueueSize < 1 || sh.QueueSize > 1<<20:
+			return fmt.Errorf("%w: Shadow.QueueSize = %d; must be 1..%d", ErrInvalidOptions, sh.QueueSize, 1<<20)
+		}
 	}
 	if c.MetricsAuth && len(c.Tokens) == 0 {
 		return fmt.Errorf("%w: MetricsAuth needs Tokens to check", ErrInvalidOptions)

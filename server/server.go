@@ -61,6 +61,9 @@ type Server struct {
 
 	// golden is the golden-set monitor (golden.go), when Options.Golden.
 	golden *golden
+
+	// shadow runs the shadow index (Options.Shadow; shadow.go), or is nil.
+	shadow *shadow
 }
 
 // signer is a pooled index.Signer with its signature buffer.
@@ -109,8 +112,18 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 		}
 	}
 	s.m = newMetrics(o.Registry, idx, s.repack != nil)
+	if o.Shadow != nil {
+		var err error
+		if s.shadow, err = newShadow(o.Shadow, cfg, o.Registry, s.log); err != nil {
+			return nil, err
+		}
+	}
 	if o.Golden != nil {
 		s.golden = newGolden(o.Registry, o.Golden, o.GoldenInterval)
+		if s.shadow != nil {
+			sh := s.shadow.idx // the golden run checks the shadow too
+			s.golden.shadow = func() index.Index { return sh }
+		}
 	}
 
 	mux := http.NewServeMux()
@@ -118,6 +131,7 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 	mux.Handle("/v1/documents", s.route(routeInsert, true, "POST", s.handleInsert))
 	mux.Handle("/v1/documents:batch", s.route(routeBatch, true, "POST", s.handleBatch))
 	mux.Handle("/v1/documents/{id...}", s.route(routeGet, true, "GET DELETE", s.handleDocument))
+	mux.Handle("/v1/shadow", s.route(routeShadow, true, "GET", s.handleShadow))
 	mux.Handle("/healthz", s.route(routeHealth, false, "GET", s.handleHealth))
 	mux.Handle("/readyz", s.route(routeHealth, false, "GET", s.handleReady))
 	mux.Handle("/openapi.yaml", s.route(routeOpenAPI, false, "GET", s.handleOpenAPI))
@@ -149,6 +163,7 @@ func (s *Server) Registry() *prometheus.Registry { return s.opts.Registry }
 // close the index then. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
 	var repacks sync.WaitGroup
 	rctx, stopRepacks := context.WithCancel(ctx)
 	defer func() {
@@ -615,9 +630,16 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q.Exclude = d.ID
+	var p probe
+	if s.shadow != nil {
+		p = s.shadow.begin(s.idx)
+	}
 	ms, err := s.idx.Query(r.Context(), sig, &q)
 	if err != nil {
 		return err
+	}
+	if s.shadow != nil {
+		s.shadow.offer(p, s.idx, d.Text, q, ms)
 	}
 	res := CheckResult{ID: d.ID, Status: StatusNew, Duplicates: duplicates(ms)}
 	if len(ms) > 0 {
@@ -660,6 +682,9 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) error {
 	if res[0].Status == index.Duplicate {
 		out.Status, status = StatusDuplicate, http.StatusOK
 	} else {
+		if err := s.shadowInserted([]index.Doc{{ID: d.ID, Meta: d.Meta}}, []string{d.Text}); err != nil {
+			return err
+		}
 		w.Header().Set("Location", "/v1/documents/"+escapePath(d.ID))
 	}
 	s.m.countDoc(out.Status, out.Duplicates)
@@ -677,6 +702,9 @@ func (s *Server) handleDocument(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeInvalidID, "id of %d bytes; want 1..%d", len(id), index.MaxIDLen)
 	}
 	if r.Method == http.MethodDelete {
+		if err := s.shadowDeleting(id); err != nil {
+			return err
+		}
 		if err := s.idx.Delete(r.Context(), id); err != nil {
 			return err
 		}
@@ -717,6 +745,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var lines []line
 	var docs []index.Doc
+	var texts []string           // with a shadow: the text of each line, for shadowInserted
 	earlier := map[string]bool{} // ids of the lines so far, to tell a retry from a repeat
 	repeated := map[int]bool{}   // docs whose id an earlier line had
 	lr := newLineReader(http.MaxBytesReader(w, r.Body, limit), int(s.opts.MaxBodyBytes))
@@ -760,6 +789,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 			ln.doc = len(docs)
 			repeated[ln.doc] = earlier[d.ID]
 			docs = append(docs, index.Doc{ID: d.ID, Sig: sig, Meta: d.Meta})
+			if s.shadow != nil {
+				texts = append(texts, d.Text)
+			}
 		}
 		earlier[d.ID] = true
 		lines = append(lines, ln)
@@ -776,6 +808,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	out := s.bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer s.bufs.Put(out)
+	var stored []int // with a shadow: the docs answered "new"
 	for _, ln := range lines {
 		res := ln.res
 		if ln.doc >= 0 {
@@ -793,8 +826,20 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 				res.Status, res.Line, res.Error = StatusError, ln.n, &ErrorBody{Code: ae.code, Message: ae.msg}
 			}
 			s.m.countDoc(res.Status, res.Duplicates)
+			if s.shadow != nil && res.Status == StatusNew {
+				stored = append(stored, ln.doc)
+			}
 		}
 		out.Write(appendCheckResult(out.AvailableBuffer(), &res))
+	}
+	if len(stored) > 0 {
+		sd, st := make([]index.Doc, len(stored)), make([]string, len(stored))
+		for i, k := range stored {
+			sd[i], st[i] = docs[k], texts[k]
+		}
+		if err := s.shadowInserted(sd, st); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", typeNDJSON)
 	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))

@@ -36,6 +36,8 @@ type serveOptions struct {
 	preload         bool
 	repackInterval  time.Duration
 	metricsAuth     bool
+	shadowData      string
+	shadowQueue     int
 	golden          goldenFlags // serve_golden.go
 }
 
@@ -54,6 +56,8 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
 	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "require the bearer token on /metrics too (with --token-file or $NEARDUP_TOKEN)")
 	o.golden.AddFlags(fs)
+	fs.StringVar(&o.shadowData, "shadow-data", "", "a shadow index directory (Pebble, made by neardup index build with other bands, params or spec): every acknowledged write is journaled for it and every check also runs on it, off the latency path; GET /v1/shadow compares; neardup index promote switches it in")
+	fs.IntVar(&o.shadowQueue, "shadow-queue", server.DefaultShadowQueue, "most checks waiting for the shadow; more are dropped and counted")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 }
 
@@ -110,6 +114,12 @@ func (o *serveOptions) build() (*server.Options, error) {
 	case os.Getenv("NEARDUP_TOKEN") != "":
 		so.Tokens = []string{os.Getenv("NEARDUP_TOKEN")}
 	}
+	if o.shadowData != "" && (o.index.data == "" || o.index.redis != "") {
+		return nil, usagef("--shadow-data is for a Pebble primary (--data)")
+	}
+	if o.shadowQueue < 1 {
+		return nil, usagef("--shadow-queue %d; must be at least 1", o.shadowQueue)
+	}
 	if o.metricsAuth && len(so.Tokens) == 0 {
 		return nil, usagef("--metrics-auth needs a token (--token-file or $NEARDUP_TOKEN)")
 	}
@@ -132,6 +142,7 @@ neardup index build, or a shared index on Redis with --redis):
   POST   /v1/documents:batch    the same for NDJSON lines, answered in NDJSON
   GET    /v1/documents/{id}     a stored document's id and metadata
   DELETE /v1/documents/{id}     delete a document
+  GET    /v1/shadow             the comparison with the shadow index (--shadow-data)
   GET    /healthz /readyz /metrics /openapi.yaml
 
 A "new" answer is sent once the document is durable (its WAL record synced); a
@@ -149,11 +160,18 @@ documents (which must be in the index) against the index at start and every
 --golden-interval, read-only, and exports recall and precision at the index's
 threshold (neardup_golden_recall, neardup_golden_precision), as neardup eval
 score would score the pairs the index finds among them.
+With --shadow-data SHADOW (an index built with other bands, params or spec)
+every acknowledged write is also journaled for the shadow (fsynced before the
+answer) and applied to it in the background, and every check also runs on it
+off the latency path (at most --shadow-queue waiting; more are dropped and
+counted); GET /v1/shadow and the neardup_shadow_* metrics compare the two.
+neardup index promote switches the shadow in (docs/shadow.md).
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
   NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
   neardup serve --data idx --repack-interval 6h
   neardup serve --data idx --golden golden.truth --golden-corpus golden.jsonl --golden-interval 1h
+  neardup serve --data idx --shadow-data idx-b32
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -177,6 +195,11 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
 	so.Logger = logger
 	o.index.logger = logger
+	if o.index.data != "" {
+		if err := refusePromoted(o.index.data); err != nil {
+			return err
+		}
+	}
 	if err := o.golden.load(ctx, so); err != nil {
 		return err
 	}
@@ -185,6 +208,15 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 		return err
 	}
 	defer idx.Close()
+	if o.shadowData != "" {
+		shadow, err := openShadow(o, logger)
+		if err != nil {
+			return err
+		}
+		defer shadow.Close()
+		so.Shadow = &server.ShadowOptions{Index: shadow, Journal: server.JournalPath(o.shadowData), QueueSize: o.shadowQueue}
+		logger.Info("shadow", "dir", o.shadowData, "index", shadow.Config().String())
+	}
 	if db, ok := idx.(*index.DB); ok && o.preload {
 		start := time.Now()
 		n, err := db.Preload(ctx)
@@ -217,5 +249,20 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 		return err
 	}
 	logger.Info("stopped")
+	if so.Shadow != nil {
+		if err := so.Shadow.Index.Close(); err != nil {
+			return err
+		}
+	}
 	return idx.Close()
+}
+
+// openShadow opens the shadow index of --shadow-data (its stored config:
+// the sketch flags are the primary's).
+func openShadow(o *serveOptions, logger *slog.Logger) (*index.DB, error) {
+	cache, err := bytesize.Parse(o.index.cacheSize)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return openData(o.shadowData, &index.Options{MustExist: true, CacheSize: cache, Logger: logger})
 }
