@@ -89,7 +89,7 @@
 // excluded, and the matches that are golden documents too are scored
 // against the truth exactly as `neardup eval score` scores a pairs.tsv.
 // Nothing is stored or changed. When a shadow index is served, the same run
-// checks it too, signed under its own config (the golden.shadow hook). A run
+// checks it too, signed under its own config (Options.Shadow; golden.shadow). A run
 // that fails counts in neardup_golden_failures_total and leaves the gauges
 // as they were; an interrupted one (shutdown) is only logged.
 //
