@@ -151,3 +151,14 @@ func BenchmarkRedis(b *testing.B) {
 	}()
 	benchOps(b, x, benchIndex(b, x))
 }
+
+// BenchmarkMemory measures the operations on a Memory index of benchDocs
+// documents: the engine's own cost, without storage.
+func BenchmarkMemory(b *testing.B) {
+	x, err := NewMemory(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer x.Close()
+	benchOps(b, x, benchIndex(b, x))
+}

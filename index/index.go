@@ -8,10 +8,12 @@ import (
 	"github.com/neardup/neardup/minhash"
 )
 
-// Index is a persistent near-duplicate index: documents' signatures and
-// their LSH band postings, with atomic check-and-insert. *DB (Pebble, one
-// process) and *Redis (shared by several processes) implement it, with the
-// same behaviour; the tests run one suite against both.
+// Index is a near-duplicate index: documents' signatures and their LSH band
+// postings, with atomic check-and-insert. *DB (Pebble, persistent, one
+// process), *Redis (shared by several processes) and *Memory (in memory)
+// implement it with one algorithm (engine.go) over their storage, so they
+// answer alike; the tests run one suite against each, and one sequence of
+// operations on all of them compares their answers.
 //
 // All methods are safe for concurrent use. Results are deterministic given
 // the index contents: matches are sorted by similarity, best first, ties by
@@ -67,6 +69,7 @@ type Index interface {
 var (
 	_ Index = (*DB)(nil)
 	_ Index = (*Redis)(nil)
+	_ Index = (*Memory)(nil)
 )
 
 // Doc is a document as the index stores it.
