@@ -165,6 +165,26 @@ func (r *CheckReport) problem(format string, args ...any) {
 	}
 }
 
+// posting checks one of document id's postings, the one under bucket key
+// bk, against its record: present says whether the bucket holds it,
+// dropped whether the record says it was left out of a full bucket. It
+// counts a dropped posting, lists a posting that should not be there or is
+// missing, and reports whether the posting is there as it should be. Every
+// backend's Check applies it.
+func (r *CheckReport) posting(id string, bk uint32, present, dropped bool) bool {
+	switch {
+	case dropped && present:
+		r.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
+	case dropped:
+		r.CappedPostings++
+	case !present:
+		r.problem("document %q lacks its posting in bucket %08x", id, bk)
+	default:
+		return true
+	}
+	return false
+}
+
 // String summarises the report.
 func (r CheckReport) String() string {
 	var b strings.Builder

@@ -54,12 +54,8 @@ func NewMemory(opts *Options) (*Memory, error) {
 // openMemory opens a Memory over data, as Open does a directory: an index
 // made under another spec, params or banding than opts asks for fails.
 func openMemory(data *memData, opts *Options) (*Memory, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	data.mu.Lock()
@@ -118,14 +114,7 @@ func (m *Memory) Check(ctx context.Context) (CheckReport, error) {
 		keysOf[num] = keys
 		for i, bk := range keys {
 			_, present := slices.BinarySearch(d.buckets[bk], num)
-			switch dropped := rr.droppedAt(i); {
-			case dropped && present:
-				r.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
-			case dropped:
-				r.CappedPostings++
-			case !present:
-				r.problem("document %q lacks its posting in bucket %08x", id, bk)
-			}
+			r.posting(id, bk, present, rr.droppedAt(i))
 		}
 	}
 	if len(d.recs) != len(d.ids) {

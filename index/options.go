@@ -137,6 +137,23 @@ func (o *Options) EnsureDefaults() *Options {
 	return o
 }
 
+// resolved returns a copy of opts (the zero value if opts is nil) with its
+// defaults filled in, and the error of its Validate: the first step of
+// every constructor of the package (Open, NewMemory, OpenRedis,
+// DB.NewBuilder).
+func resolved[T any, P interface {
+	*T
+	EnsureDefaults() *T
+	Validate() error
+}](opts P) (T, error) {
+	var o T
+	if opts != nil {
+		o = *opts
+	}
+	P(&o).EnsureDefaults()
+	return o, P(&o).Validate()
+}
+
 // Validate reports whether o (after defaults) is usable; errors wrap
 // ErrInvalidOptions and name the field and the rule. It is nil-safe.
 func (o *Options) Validate() error {

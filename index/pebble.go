@@ -76,12 +76,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 // open is Open on filesystem fs (nil: the operating system's); tests pass
 // a crashable in-memory one.
 func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	if fs == nil {

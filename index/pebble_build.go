@@ -145,12 +145,8 @@ func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 // left there.
 func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 	defer d.surface(&err)
-	var o BuildOptions
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	d.closeMu.Lock() // waits for operations in flight

@@ -117,17 +117,10 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 				it.Close()
 				return r, err
 			}
-			present := single || packed
-			switch dropped := rr.droppedAt(i); {
+			switch {
 			case single && packed:
 				r.problem("document %d (%q) has two postings in bucket %08x, one packed", num, rid, bk)
-			case dropped && present:
-				r.problem("document %d (%q) has a posting in bucket %08x that its record says was dropped", num, rid, bk)
-			case dropped:
-				r.CappedPostings++
-			case !present:
-				r.problem("document %d (%q) lacks its posting in bucket %08x", num, rid, bk)
-			default:
+			case r.posting(rid, bk, single || packed, rr.droppedAt(i)):
 				expected++
 			}
 		}

@@ -125,12 +125,8 @@ var unlockScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] the
 // OpenRedis connects to the servers and opens the index under opts.Prefix,
 // creating it if there is none. Mismatched definitions fail as for Open.
 func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
-	var o RedisOptions
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	r := &Redis{c: o.Client, prefix: o.Prefix, ttl: o.LockTTL}
@@ -596,14 +592,7 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 			return rep, err
 		}
 		for i, bk := range keys {
-			switch present, dropped := cmds[i].Val(), rr.droppedAt(i); {
-			case dropped && present:
-				rep.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
-			case dropped:
-				rep.CappedPostings++
-			case !present:
-				rep.problem("document %q lacks its posting in bucket %08x", id, bk)
-			}
+			rep.posting(id, bk, cmds[i].Val(), rr.droppedAt(i))
 		}
 	}
 	// Postings → records.
