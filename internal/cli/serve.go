@@ -39,6 +39,7 @@ type serveOptions struct {
 	shadowData      string
 	shadowQueue     int
 	golden          goldenFlags // serve_golden.go
+	memoryIndex     bool
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -59,6 +60,17 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.shadowData, "shadow-data", "", "a shadow index directory (Pebble, made by neardup index build with other bands, params or spec): every acknowledged write is journaled for it and every check also runs on it, off the latency path; GET /v1/shadow compares; neardup index promote switches it in")
 	fs.IntVar(&o.shadowQueue, "shadow-queue", server.DefaultShadowQueue, "most checks waiting for the shadow; more are dropped and counted")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
+	fs.BoolVar(&o.memoryIndex, "memory-index", false, "serve a new, empty index held in memory instead of --data or --redis: lost when the server stops")
+}
+
+// openMemory makes the new index in memory of serve --memory-index, with the
+// sketch flags of a new index.
+func openMemory(f *indexFlags, fs *pflag.FlagSet) (*index.Memory, error) {
+	o, err := f.options(fs)
+	if err != nil {
+		return nil, err
+	}
+	return index.NewMemory(&o)
 }
 
 // readTokens reads bearer tokens, one a line; blank lines and lines starting
@@ -90,6 +102,9 @@ func (o *serveOptions) build() (*server.Options, error) {
 		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout, RepackInterval: o.repackInterval, MetricsAuth: o.metricsAuth}
 	if o.repackInterval > 0 && o.index.redis != "" {
 		return nil, usagef("--repack-interval is for a Pebble index (--data): an index on Redis has no packed postings to repack")
+	}
+	if o.memoryIndex && (o.index.data != "" || o.index.redis != "" || o.repackInterval > 0 || o.preload) {
+		return nil, usagef("--memory-index serves a new index in memory: it excludes --data, --redis, --repack-interval and --preload")
 	}
 	for _, v := range []struct {
 		s   string
@@ -135,7 +150,8 @@ func newServeCmd(io IO) *cobra.Command {
 		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
 		Short: "Serve the online near-duplicate API over a persistent index",
 		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
-neardup index build, or a shared index on Redis with --redis):
+neardup index build, or a shared index on Redis with --redis), or from a new
+index in memory (--memory-index; lost when the server stops):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new
@@ -172,6 +188,7 @@ The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
   neardup serve --data idx --repack-interval 6h
   neardup serve --data idx --golden golden.truth --golden-corpus golden.jsonl --golden-interval 1h
   neardup serve --data idx --shadow-data idx-b32
+  neardup serve --memory-index --threshold 0.9
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -203,7 +220,13 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	if err := o.golden.load(ctx, so); err != nil {
 		return err
 	}
-	idx, err := o.index.open(ctx, fs)
+	var idx index.Index
+	var err error
+	if o.memoryIndex {
+		idx, err = openMemory(&o.index, fs)
+	} else {
+		idx, err = o.index.open(ctx, fs)
+	}
 	if err != nil {
 		return err
 	}
