@@ -67,6 +67,31 @@
 // postings moved and packed values written
 // (neardup_index_repack_postings_total, neardup_index_repack_groups_total)
 // and the duration of each (neardup_index_repack_duration_seconds).
+// Drift histograms (drift.go) show a shift in the input: the best match's
+// similarity of each checked document (neardup_check_best_similarity, 0 when
+// none), and the features and text bytes of each signed document
+// (neardup_document_features, neardup_document_bytes). With Options.Golden
+// also the golden run's: neardup_golden_recall and neardup_golden_precision
+// by index (primary, shadow), neardup_golden_runs_total,
+// neardup_golden_failures_total and neardup_golden_last_run_timestamp_seconds.
+// deploy/prometheus/alerts.yml and deploy/grafana/neardup.json (in the
+// repository) alert on and show them; a test checks that every metric they
+// name is exported.
+//
+// # Golden set
+//
+// Options.Golden (neardup serve --golden TRUTH --golden-corpus CORPUS) is a
+// labeled set of documents, which must be in the index, and the true pairs
+// among them. Serve checks it against the index at start and every
+// Options.GoldenInterval (an hour by default; the next run an interval after
+// one ends), and Server.GoldenRun on demand: each golden document is signed
+// under the index's config and queried at its threshold, its own id
+// excluded, and the matches that are golden documents too are scored
+// against the truth exactly as `neardup eval score` scores a pairs.tsv.
+// Nothing is stored or changed. When a shadow index is served, the same run
+// checks it too, signed under its own config (Options.Shadow; golden.shadow). A run
+// that fails counts in neardup_golden_failures_total and leaves the gauges
+// as they were; an interrupted one (shutdown) is only logged.
 //
 // # Repack
 //

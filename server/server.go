@@ -59,6 +59,9 @@ type Server struct {
 	repack         repacker
 	repackProgress func(done, total int64)
 
+	// golden is the golden-set monitor (golden.go), when Options.Golden.
+	golden *golden
+
 	// shadow runs the shadow index (Options.Shadow; shadow.go), or is nil.
 	shadow *shadow
 }
@@ -103,11 +106,23 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 		return &signer{s: sg}
 	}
 	s.bufs.New = func() any { return new(bytes.Buffer) }
+	if o.Golden != nil {
+		if err := o.Golden.validate(cfg.Threshold); err != nil {
+			return nil, err
+		}
+	}
 	s.m = newMetrics(o.Registry, idx, s.repack != nil)
 	if o.Shadow != nil {
 		var err error
 		if s.shadow, err = newShadow(o.Shadow, cfg, o.Registry, s.log); err != nil {
 			return nil, err
+		}
+	}
+	if o.Golden != nil {
+		s.golden = newGolden(o.Registry, o.Golden, o.GoldenInterval)
+		if s.shadow != nil {
+			sh := s.shadow.idx // the golden run checks the shadow too
+			s.golden.shadow = func() index.Index { return sh }
 		}
 	}
 
@@ -141,9 +156,11 @@ func (s *Server) Registry() *prometheus.Registry { return s.opts.Registry }
 // Serve answers requests on ln until ctx ends, then shuts down gracefully:
 // /readyz turns 503, the listener closes, and requests in flight (writes
 // included) finish, for at most Options.ShutdownTimeout. With
-// Options.RepackInterval it also repacks the index in the background; a
-// repack in progress at shutdown is cancelled, and Serve returns only once
-// it has stopped, so the caller may close the index then. It returns nil
+// Options.RepackInterval it also repacks the index in the background, and
+// with Options.Golden it runs the golden set at once and every
+// Options.GoldenInterval; a repack or golden run in progress at shutdown is
+// cancelled, and Serve returns only once it has stopped, so the caller may
+// close the index then. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer s.Close()
@@ -155,6 +172,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	if s.repack != nil {
 		repacks.Go(func() { s.repackLoop(rctx, s.repack) })
+	}
+	if s.golden != nil {
+		repacks.Go(func() { s.goldenLoop(rctx) })
 	}
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -562,6 +582,7 @@ func (s *Server) sign(dst minhash.Signature, text string) (minhash.Signature, er
 	s.m.signBytes.Add(float64(len(text)))
 	s.m.bins.Add(float64(after.Bins - before.Bins))
 	s.m.emptyBins.Add(float64(after.EmptyBins - before.EmptyBins))
+	s.m.drift.signed(len(text), after.Features-before.Features)
 	if empty {
 		return sig, errorf(CodeEmptyText, "text has no features under the index's shingle spec %s", s.cfg.Spec)
 	}
@@ -624,7 +645,7 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 	if len(ms) > 0 {
 		res.Status = StatusDuplicate
 	}
-	s.m.countDoc(res.Status)
+	s.m.countDoc(res.Status, res.Duplicates)
 	s.writeResult(w, http.StatusOK, &res)
 	return nil
 }
@@ -666,7 +687,7 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) error {
 		}
 		w.Header().Set("Location", "/v1/documents/"+escapePath(d.ID))
 	}
-	s.m.countDoc(out.Status)
+	s.m.countDoc(out.Status, out.Duplicates)
 	s.writeResult(w, status, &out)
 	return nil
 }
@@ -804,7 +825,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 				ae := s.mapError(r, ir.Err)
 				res.Status, res.Line, res.Error = StatusError, ln.n, &ErrorBody{Code: ae.code, Message: ae.msg}
 			}
-			s.m.countDoc(res.Status)
+			s.m.countDoc(res.Status, res.Duplicates)
 			if s.shadow != nil && res.Status == StatusNew {
 				stored = append(stored, ln.doc)
 			}
