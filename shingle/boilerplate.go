@@ -200,19 +200,26 @@ func indexNewline(p []byte) int {
 // normalised on its own and hashed, the lines in the set are dropped, and
 // the normalised kept lines are joined as normalising the text without the
 // dropped lines would join them: by one space where separators collapse
-// (empty lines give nothing), else by the "\n" that ended each line. The
-// result goes to s.norm; it returns its length and whether it is ASCII.
+// (empty lines give nothing), else by the "\n" that ended each line. When
+// every line with a normalised form is dropped, the whole text is
+// normalised instead. The result goes to s.norm; it returns its length and
+// whether it is ASCII.
 func (s *Shingler) normaliseLines(text []byte) (int, bool) {
 	bp := s.spec.Boilerplate
 	out := s.lines[:0]
 	ascii := true
+	kept, dropped := 0, 0 // lines with a normalised form
 	for start := 0; start <= len(text); {
 		end := start + indexNewline(text[start:])
 		n, a := s.normaliseText(text[start:end])
 		term := end < len(text)
 		start = end + 1
 		if n > 0 && bp.Contains(s.hash(s.norm[:n])) {
+			dropped++
 			continue
+		}
+		if n > 0 {
+			kept++
 		}
 		if s.collapse {
 			if n == 0 {
@@ -227,6 +234,11 @@ func (s *Shingler) normaliseLines(text []byte) (int, bool) {
 			out = append(out, '\n')
 		}
 		ascii = ascii && a
+	}
+	if kept == 0 && dropped > 0 {
+		// Every line is boilerplate: the text is kept whole.
+		s.lines = out[:0]
+		return s.normaliseText(text)
 	}
 	out = slices.Grow(out, slack)
 	// The joined text becomes s.norm (with its slack); the old s.norm is

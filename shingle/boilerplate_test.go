@@ -259,8 +259,8 @@ func TestTextHash(t *testing.T) {
 	if h, l, _ := s.TextHash([]byte("The quick brown fox jumps.")); h == h0 && l == l0 {
 		t.Error("different texts hash alike")
 	}
-	if _, _, empty := s.TextHash([]byte("Home | News\n\n !! ")); !empty {
-		t.Error("a text of boilerplate and punctuation is not empty")
+	if _, _, empty := s.TextHash([]byte("\n !! \n")); !empty {
+		t.Error("a text of punctuation is not empty")
 	}
 	keyed := spec
 	keyed.Key = &Key{1}
@@ -282,5 +282,20 @@ func TestTextHash(t *testing.T) {
 		if got := s.AppendFeatures(nil, other); !slices.Equal(got, plain.AppendFeatures(nil, other)) {
 			t.Fatal("features of another text after TextHash differ")
 		}
+	}
+}
+
+// TestBoilerplateAllLines: a text whose every line is in the set keeps them
+// all (it is a duplicate of the other such texts, not an empty document).
+func TestBoilerplateAllLines(t *testing.T) {
+	spec := Prose
+	spec.Boilerplate = lineSet(t, Prose, "Page not found", "Home | News")
+	text := []byte("Home | News\n\nPage not found\n")
+	got := MustNew(spec).AppendFeatures(nil, text)
+	if want := MustNew(Prose).AppendFeatures(nil, text); len(got) == 0 || !slices.Equal(got, want) {
+		t.Errorf("all-boilerplate text: %x; want its features %x", got, want)
+	}
+	if got := MustNew(spec).AppendFeatures(nil, []byte("Home | News\nsomething else")); !slices.Equal(got, MustNew(Prose).AppendFeatures(nil, []byte("something else"))) {
+		t.Error("a text with one kept line is not that line")
 	}
 }

@@ -52,7 +52,9 @@
 // steps 1 to 5 applied to the line alone, and its line hash is H (step 6) of
 // that form's bytes. A line whose normalised form is not empty and whose
 // line hash is in the set is dropped together with its "\n"; the features
-// are those of what remains. Lines are found and counted with
+// are those of what remains. When that would drop every line whose
+// normalised form is not empty, no line is dropped: a page that is all
+// template is a duplicate of the other such pages, not an empty document. Lines are found and counted with
 // Shingler.AppendLines under the spec without a set (internal/boilerplate
 // counts them over a corpus). Since "\n" separates units, the normalised
 // text of what remains is the kept lines' normalised forms joined by one

@@ -24,16 +24,25 @@ func reference(spec Spec, text []byte) []uint64 {
 
 // referenceStrip drops the lines of text in spec.Boilerplate, as the
 // definition says: each line ends at "\n" and is dropped, with its "\n",
-// when its normalised form is not empty and its hash is in the set.
+// when its normalised form is not empty and its hash is in the set, unless
+// that drops every line with a normalised form.
 func referenceStrip(spec Spec, text string) string {
 	var b strings.Builder
 	lines := strings.SplitAfter(text, "\n")
+	kept := 0
 	for _, l := range lines {
 		content := strings.TrimSuffix(l, "\n")
-		if n := referenceNormalise(spec, []byte(content)); n != "" && spec.Boilerplate.Contains(referenceHash(spec, n)) {
+		n := referenceNormalise(spec, []byte(content))
+		if n != "" && spec.Boilerplate.Contains(referenceHash(spec, n)) {
 			continue
 		}
+		if n != "" {
+			kept++
+		}
 		b.WriteString(l)
+	}
+	if kept == 0 {
+		return text // every line is boilerplate (or there is none): kept whole
 	}
 	return b.String()
 }
