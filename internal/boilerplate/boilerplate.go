@@ -84,9 +84,10 @@ const (
 	maxTextBytes = 200
 	// maxTexts bounds the lines whose text is kept while counting.
 	maxTexts = 1 << 15
-	// lineBytes is what a line of the set costs in memory: its hash in the
-	// sorted list and two slots of the lookup table.
-	lineBytes = 24
+	// lineBytes is what a line of the set costs in memory: its hash and
+	// count while collected, its hash in the sorted list and two slots of
+	// the lookup table.
+	lineBytes = 40
 )
 
 // Options configure a count. A nil *Options means every default.
@@ -160,6 +161,9 @@ type Result struct {
 	// Top are the most frequent lines of the set (most documents first,
 	// then by hash), at most Options.Top.
 	Top []TopLine `json:"top"`
+
+	all   []TopLine         // every line of the set, for WriteLines
+	texts map[uint64]string // the texts kept while counting
 }
 
 // Bin is one bin of Result.Histogram.
@@ -396,7 +400,6 @@ func (c *counter) result(o *Options) (*Result, error) {
 	}
 	r := bufio.NewReaderSize(f, 1<<20)
 	var lines []uint64
-	var top []TopLine
 	for {
 		if _, err := io.ReadFull(r, rec[:]); err == io.EOF {
 			break
@@ -409,29 +412,33 @@ func (c *counter) result(o *Options) (*Result, error) {
 		}
 		lines = append(lines, h)
 		res.Dropped += k
-		top = append(top, TopLine{Docs: k, Hash: fmt.Sprintf("%016x", h), h: h})
-		if len(top) >= 4*o.Top+64 {
-			top = topLines(top, o.Top)
-		}
+		res.all = append(res.all, TopLine{Docs: k, h: h})
 	}
 	res.Set = shingle.NewBoilerplate(lines)
 	res.Lines = len(lines)
-	for _, t := range topLines(top, o.Top) {
-		t.Text = strings.ToValidUTF8(c.texts[t.h], "\uFFFD")
-		res.Top = append(res.Top, t)
+	res.texts = c.texts
+	sortLines(res.all)
+	for _, t := range res.all[:min(o.Top, len(res.all))] {
+		res.Top = append(res.Top, res.line(t))
 	}
 	return res, nil
 }
 
-// topLines returns the k lines of most documents (ties by hash), sorted.
-func topLines(t []TopLine, k int) []TopLine {
+// line returns t with its hash and text filled in.
+func (r *Result) line(t TopLine) TopLine {
+	t.Hash = fmt.Sprintf("%016x", t.h)
+	t.Text = strings.ToValidUTF8(r.texts[t.h], "\uFFFD")
+	return t
+}
+
+// sortLines sorts lines by documents, most first, then by hash.
+func sortLines(t []TopLine) {
 	slices.SortFunc(t, func(a, b TopLine) int {
 		if c := cmp.Compare(b.Docs, a.Docs); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.Hash, b.Hash)
+		return cmp.Compare(a.h, b.h)
 	})
-	return t[:min(k, len(t))]
 }
 
 // binOf returns the histogram bin of a document count n ≥ 1: ⌊log2 n⌋.

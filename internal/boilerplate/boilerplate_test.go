@@ -256,3 +256,42 @@ func TestCountSkipBad(t *testing.T) {
 		t.Fatalf("%+v, %v", res, err)
 	}
 }
+
+// TestLinesFile: a count written as a lines file reads back to the same set
+// (and top lines) under the same spec, and is refused under another.
+func TestLinesFile(t *testing.T) {
+	var pages []string
+	for _, a := range articles(t)[:100] {
+		pages = append(pages, sitetemplate.Wrap(a))
+	}
+	pages = append(pages, "a line with a \"quote\"\tand a tab\n"+sitetemplate.Wrap("x"))
+	path := writeCorpus(t, pages)
+	res, err := Count(context.Background(), []string{path}, nil, shingle.Web, &Options{MinDocs: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := WriteLines(&b, shingle.Web, res); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadLines(strings.NewReader(b.String()), "lines.tsv", shingle.Web)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.Set.Lines(), res.Set.Lines()) || !reflect.DeepEqual(back.Top, res.Top) || back.MinDocs != 50 || back.Documents != 101 {
+		t.Fatalf("read back %+v\nwrote %+v", back, res)
+	}
+	if _, err := ReadLines(strings.NewReader(b.String()), "lines.tsv", shingle.Prose); !errors.Is(err, ErrBadFile) {
+		t.Errorf("under another spec: %v; want ErrBadFile", err)
+	}
+	cut := b.String()[:len(b.String())-40]
+	cut = cut[:strings.LastIndexByte(cut, '\n')+1]
+	if _, err := ReadLines(strings.NewReader(cut), "lines.tsv", shingle.Web); !errors.Is(err, ErrBadFile) {
+		t.Errorf("cut short: %v; want ErrBadFile", err)
+	}
+	for _, bad := range []string{"", "id\ttext\n", "# neardup boilerplate v1 spec=" + shingle.Web.String() + "\nzz\t1\tx\n"} {
+		if _, err := ReadLines(strings.NewReader(bad), "x", shingle.Web); !errors.Is(err, ErrBadFile) {
+			t.Errorf("%q: %v; want ErrBadFile", bad, err)
+		}
+	}
+}
