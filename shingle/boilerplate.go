@@ -258,12 +258,14 @@ func (s *Shingler) normaliseLines(text []byte) (int, bool) {
 // can make two texts collide.
 //
 // The Shingler keeps the normalised text: the next AppendFeatures, Stream
-// or AddBins call given this same text (the same slice, unchanged) uses it
-// instead of normalising again, so that hashing before signing costs only
-// the hash. Any other call forgets it.
+// or AddBins call given this same text (the same slice with the same bytes,
+// checked by a 64-bit hash of them) uses it instead of normalising again, so
+// that hashing before signing costs only the hashes. Any other call forgets
+// it.
 func (s *Shingler) TextHash(text []byte) (hi, lo uint64, empty bool) {
+	s.memo.ok = false
 	n, ascii := s.normalise(text)
-	s.memo = memo{ptr: unsafe.SliceData(text), len: len(text), n: n, ascii: ascii, ok: true}
+	s.memo = memo{ptr: unsafe.SliceData(text), len: len(text), sum: xxh3.Hash(text), n: n, ascii: ascii, ok: true}
 	if s.keyed {
 		hi, lo = siphash.Hash128(s.k0, s.k1, s.norm[:n])
 	} else {
@@ -274,10 +276,13 @@ func (s *Shingler) TextHash(text []byte) (hi, lo uint64, empty bool) {
 }
 
 // memo is the normalised text TextHash left in s.norm, for the next call
-// with the same text.
+// with the same text: the same slice, whose bytes still hash to sum (a
+// caller's buffer reused for another text of the same length is not the
+// same text).
 type memo struct {
 	ptr   *byte
 	len   int
+	sum   uint64
 	n     int
 	ascii bool
 	ok    bool

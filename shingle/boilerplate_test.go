@@ -299,3 +299,22 @@ func TestBoilerplateAllLines(t *testing.T) {
 		t.Error("a text with one kept line is not that line")
 	}
 }
+
+// TestTextHashReusedBuffer: a caller that reuses one buffer for texts of
+// the same length (a parser does) gets each text's own hash and features,
+// whether or not it signs in between.
+func TestTextHashReusedBuffer(t *testing.T) {
+	s, plain := MustNew(Prose), MustNew(Prose)
+	buf := []byte("first text of some words")
+	h1, l1, _ := s.TextHash(buf)
+	copy(buf, "other text of more words") // same length, same slice
+	h2, l2, _ := s.TextHash(buf)
+	if h1 == h2 && l1 == l2 {
+		t.Fatal("the second text got the first one's hash")
+	}
+	s.TextHash(buf)
+	copy(buf, "third text of other word")
+	if got, want := s.AppendFeatures(nil, buf), plain.AppendFeatures(nil, buf); !slices.Equal(got, want) {
+		t.Fatal("features of a changed buffer are those of its old text")
+	}
+}
