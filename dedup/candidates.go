@@ -45,7 +45,11 @@ func (r *run) candidates(ctx context.Context) error {
 		chunk = chunk[:0]
 		return sorter.Add(pairs...)
 	}
+	lateCopies := r.exact != nil && r.exact.lateCopies
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
+		if lateCopies && r.docs.status[sketch.EntryDoc(v)] == docCopy {
+			continue // a copy found after signing: banded, but not paired
+		}
 		chunk = append(chunk, v)
 		if len(chunk) == cap(chunk) {
 			if err := ctx.Err(); err != nil {
