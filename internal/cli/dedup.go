@@ -62,8 +62,15 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		return err
 	}
 	c := rep.Counts
-	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
-		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	skipped := ""
+	if c.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d WARC records not documents", c.Skipped)
+	}
+	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d, exact copies %d%s)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
+		c.Documents, c.Empty, c.Bad, c.ExactDuplicates, skipped, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	if b := rep.Boilerplate; b != nil {
+		fmt.Fprintf(io.Out, "boilerplate: %d lines dropped from %d (document, line) pairs; %s\n", b.Lines, b.Dropped, b.Reason)
+	}
 	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
 		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
 	if g := rep.Golden; g != nil {

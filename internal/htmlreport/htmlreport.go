@@ -98,11 +98,28 @@ type Data struct {
 	BucketCap     int
 	Timings       []Timing
 	Golden        *Golden
+	// Boilerplate, when not nil, shows the lines the run dropped.
+	Boilerplate *Boilerplate
 	Samples       []Sample
 	WallSeconds   float64
 	PeakRSSBytes  int64
 	SamplesNote   string
 	MeasuredNotes string
+}
+
+// Boilerplate is the section on boilerplate lines: why N was chosen, a
+// few counts, and the most frequent lines.
+type Boilerplate struct {
+	Reason  string
+	Summary []Row
+	Lines   []BoilerplateLine
+}
+
+// BoilerplateLine is one dropped line and the number of documents it is in.
+type BoilerplateLine struct {
+	Docs int64
+	Hash string
+	Text string
 }
 
 // AnyCapped reports whether a bucket of Largest was over the cap.
