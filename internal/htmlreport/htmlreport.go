@@ -93,13 +93,13 @@ type Data struct {
 	ClusterSizes []SizeBin
 	// BucketStats is the bucket counts; Largest the largest shared
 	// buckets, capped or not, by size descending; BucketCap the cap.
-	BucketStats   []Row
-	Largest       []Bucket
-	BucketCap     int
-	Timings       []Timing
-	Golden        *Golden
+	BucketStats []Row
+	Largest     []Bucket
+	BucketCap   int
+	Timings     []Timing
+	Golden      *Golden
 	// Boilerplate, when not nil, shows the lines the run dropped.
-	Boilerplate *Boilerplate
+	Boilerplate   *Boilerplate
 	Samples       []Sample
 	WallSeconds   float64
 	PeakRSSBytes  int64
