@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/shingle"
 )
 
 // The job's description (options, modes, output formats, report) is shared
@@ -40,6 +42,23 @@ const (
 	// Star makes greedy stars around kept documents.
 	Star = jobspec.Star
 )
+
+// BoilerplateMode is Options.Boilerplate: off, auto or a document count.
+type BoilerplateMode = jobspec.BoilerplateMode
+
+// Boilerplate modes besides a document count N ≥ 2.
+const (
+	// BoilerplateOff drops no line.
+	BoilerplateOff = jobspec.BoilerplateOff
+	// BoilerplateAuto chooses N from the corpus.
+	BoilerplateAuto = jobspec.BoilerplateAuto
+)
+
+// ReadBoilerplateLines reads a lines file (a run's boilerplate.tsv) counted
+// under spec; see Options.BoilerplateLines.
+func ReadBoilerplateLines(path string, spec shingle.Spec) (*boilerplate.Result, error) {
+	return jobspec.ReadBoilerplateLines(path, spec)
+}
 
 // ParseVerify reads "exact", "estimate" or "none".
 func ParseVerify(s string) (Verify, error) { return jobspec.ParseVerify(s) }
