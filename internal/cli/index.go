@@ -181,6 +181,7 @@ spec and params fingerprints it was made with.`,
 type indexBuildOptions struct {
 	index   indexFlags
 	corpus  corpusFlags
+	bp      boilerplateFlags
 	memory  string
 	workers int
 	quiet   bool
@@ -189,6 +190,7 @@ type indexBuildOptions struct {
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings; past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
@@ -207,6 +209,10 @@ an empty index, for neardup serve to fill. The index must be new or empty.
 Every document is stored (near duplicates too; use neardup dedup first to
 drop them). Ids must be unique (a repeated one fails the build, naming the
 file and line of both); texts without any shingle are skipped.
+
+With --boilerplate (a first pass over the inputs counts the lines many
+documents share) or --boilerplate-lines, those lines are dropped before
+shingling, and the index stores their set: neardup serve drops them too.
 
 The index is marked "build in progress" until the build is complete: an
 interrupted build (the process killed, the disk full) leaves an index that
@@ -236,6 +242,21 @@ DIR/build.tmp. A build that fails leaves no index where there was none.`,
 			bopts := &index.BuildOptions{Memory: mem}
 			if err := bopts.Validate(); err != nil {
 				return usageError{err}
+			}
+			// Boilerplate lines go into the spec, which the index stores
+			// with its set: the service then drops the same lines.
+			spec, _, err := o.index.sketch.build()
+			if err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &copts, spec, mem, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			if res != nil {
+				iopts.Spec = spec
+				describeBoilerplate(io.Out, res)
 			}
 			return runIndexBuild(cmd.Context(), io, o, args, &iopts, &copts, bopts)
 		},
