@@ -402,3 +402,15 @@ func TestBadInput(t *testing.T) {
 }
 
 func corpusSkipBad() corpus.Options { return corpus.Options{SkipBad: true} }
+
+// TestBadLastRecord: a record the reader skips as bad (too large) at the
+// very end of the input is counted, as one before other records is.
+func TestBadLastRecord(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	long := strings.Repeat("word ", 100)
+	os.WriteFile(in, []byte("{\"id\":\"a\",\"text\":\"one two three four five six\"}\n{\"id\":\"b\",\"text\":\""+long+"\"}\n"), 0o644)
+	_, rep := runDedup(t, []string{in}, &Options{Corpus: corpus.Options{SkipBad: true, MaxRecordBytes: 100}})
+	if rep.Counts.Bad != 1 || rep.Counts.Documents != 2 {
+		t.Errorf("counts %+v; want 2 documents, 1 bad", rep.Counts)
+	}
+}

@@ -160,6 +160,13 @@ func (r *run) sign(ctx context.Context) error {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
 	}
 	r.readStats = reader.Stats()
+	// Records the reader skipped as bad after the last one it handed out
+	// leave no gap for collect to fill: they are bad documents too.
+	for int64(r.docs.len()) < r.readStats.Records {
+		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+			return err
+		}
+	}
 	if r.exact != nil {
 		return r.exact.finish(func(c, _ uint32) { r.docs.status[c] = docCopy })
 	}
