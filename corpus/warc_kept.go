@@ -10,9 +10,11 @@ import (
 )
 
 // KeptExtension returns the file name extension of the kept records that
-// CopyKept writes for inputs read with opts: ".warc.gz" when they are WARC
-// or WET, ".jsonl" otherwise. It resolves the inputs as NewReader does (and
-// fails as it would), and fails when WARC and other inputs are mixed.
+// CopyKept writes for inputs read with opts: ".warc.wet.gz" when they are
+// all WET (so that the file reads back as WET by its name, as Common
+// Crawl's do), ".warc.gz" when they are WARC (or WARC and WET), ".jsonl"
+// otherwise. It resolves the inputs as NewReader does (and fails as it
+// would), and fails when WARC and other inputs are mixed.
 func KeptExtension(inputs []string, opts *Options) (string, error) {
 	r, err := NewReader(inputs, opts)
 	if err != nil {
@@ -23,10 +25,15 @@ func KeptExtension(inputs []string, opts *Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if isWARC {
-		return ".warc.gz", nil
+	if !isWARC {
+		return ".jsonl", nil
 	}
-	return ".jsonl", nil
+	for _, in := range r.inputs {
+		if in.format != FormatWET {
+			return ".warc.gz", nil
+		}
+	}
+	return ".warc.wet.gz", nil
 }
 
 // keptWARC reports whether the Reader's inputs are all WARC or WET, and

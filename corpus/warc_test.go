@@ -128,6 +128,16 @@ func TestReadWET(t *testing.T) {
 			t.Errorf("String() = %q; want a skipped line", st.String())
 		}
 	}
+	// Kept records of WET input are named so that they read back as WET
+	// (as .warc.gz they read as WARC, which has no conversion documents).
+	if ext, err := KeptExtension([]string{path}, nil); ext != ".warc.wet.gz" || err != nil {
+		t.Errorf("KeptExtension of WET: got %q, %v; want .warc.wet.gz", ext, err)
+	}
+	w := filepath.Join(t.TempDir(), "a.warc")
+	os.WriteFile(w, buildWARC(testCrawl(t).recs, false).data, 0o644)
+	if ext, err := KeptExtension([]string{path, w}, nil); ext != ".warc.gz" || err != nil {
+		t.Errorf("KeptExtension of WET and WARC: got %q, %v; want .warc.gz", ext, err)
+	}
 }
 
 // TestCopyKeptWARC checks that kept records round-trip: the output is a

@@ -28,19 +28,28 @@ func newDedupCmd(io IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
-		Long: `dedup reads JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin),
-finds every pair of documents whose Jaccard similarity reaches the threshold,
-groups them into clusters and writes, into --out:
+		Long: `dedup reads JSONL, Parquet or text corpora, directories of files, or WARC and
+WET files of web crawls (gzip/zstd by extension, - for stdin; --html takes
+texts as HTML), finds every pair of documents whose Jaccard similarity reaches
+the threshold, groups them into clusters and writes, into --out:
 
   kept.jsonl      the input records of the kept documents, untouched
+                  (kept.warc.gz, or kept.warc.wet.gz, for WARC or WET input:
+                  the kept records' gzip members byte for byte)
   clusters.jsonl  one cluster a line: its kept document and members
   pairs.tsv       one verified pair a line: idA, idB, estimate, exact Jaccard
   report.json     counts, configuration, histograms, timings, peak memory
   report.html     the same as a page: S-curve, histograms, sample clusters
+  boilerplate.tsv with --boilerplate: the lines dropped (for --boilerplate-lines)
 
-With --golden TRUTH, the run is scored against a truth file (eval truth):
-precision, recall by similarity band, adjusted Rand index, in both reports.`,
+Documents whose normalised text an earlier one has are exact copies: they join
+its cluster without being signed (--exact-pass; the outputs are the same).
+With --boilerplate auto|N, a first pass finds the lines in at least N
+documents (navigation, banners, footers; auto chooses N) and drops them before
+shingling. With --golden TRUTH, the run is scored against a truth file (eval
+truth): precision, recall by similarity band, adjusted Rand index.`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
+  neardup dedup --boilerplate auto --id-field uri --shingle web -o out CC-MAIN-*.warc.gz
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
 		Args: cobra.MinimumNArgs(1),

@@ -330,3 +330,44 @@ func TestDedupWARCBadRecords(t *testing.T) {
 		t.Errorf("report counts %+v; want 2 bad, the near duplicate and the copy removed", rep.Counts)
 	}
 }
+
+// TestDedupWET: a Common Crawl WET file (conversion records of plain
+// text) through neardup dedup: record ids, the texts as they are, the
+// kept members byte for byte.
+func TestDedupWET(t *testing.T) {
+	arts := readArticles(t, 6)
+	texts := append(slices.Clone(arts), strings.Replace(arts[2], " the ", " a ", 1), strings.ToUpper(arts[4]))
+	var members [][]byte
+	var data []byte
+	add := func(rec []byte) {
+		m := member(rec)
+		members, data = append(members, m), append(data, m...)
+	}
+	add(warcRecord("warcinfo", "00000000-0000-4000-8000-000000000000", "", "application/warc-fields", []byte("isPartOf: test\r\n")))
+	for i, text := range texts {
+		add(warcRecord("conversion", fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1), fmt.Sprintf("https://example.org/%d", i),
+			"text/plain", []byte(text), "WARC-Refers-To: <urn:uuid:1>"))
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "crawl.warc.wet.gz")
+	os.WriteFile(in, data, 0o644)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, "", "dedup", "-q", "-o", out, in)
+	if code != ExitOK || !strings.Contains(stdout, "documents 8 (empty 0, bad 0, exact copies 1, 1 WARC records not documents)") {
+		t.Fatalf("dedup: exit %d\n%s%s", code, stdout, stderr)
+	}
+	pairs, _ := os.ReadFile(filepath.Join(out, "pairs.tsv"))
+	want := "<urn:uuid:00000000-0000-4000-8000-000000000003>\t<urn:uuid:00000000-0000-4000-8000-000000000007>\t"
+	wantCopy := "<urn:uuid:00000000-0000-4000-8000-000000000005>\t<urn:uuid:00000000-0000-4000-8000-000000000008>\t1.000000\t1.000000\n"
+	if lines := strings.SplitAfter(string(pairs), "\n"); len(lines) != 3 || !strings.HasPrefix(lines[0], want) || lines[1] != wantCopy {
+		t.Errorf("pairs.tsv:\n%s", pairs)
+	}
+	// kept.warc.wet.gz, so that it reads back as WET.
+	kept, _ := os.ReadFile(filepath.Join(out, "kept.warc.wet.gz"))
+	if want := bytes.Join(members[1:7], nil); !bytes.Equal(kept, want) {
+		t.Errorf("kept.warc.wet.gz: %d bytes; want the 6 first conversion members, %d bytes", len(kept), len(want))
+	}
+	if _, keptTexts := readWARCDocs(t, filepath.Join(out, "kept.warc.wet.gz"), ""); !slices.Equal(keptTexts, texts[:6]) {
+		t.Error("kept.warc.wet.gz does not read back to the kept texts")
+	}
+}
