@@ -89,6 +89,27 @@ func TestSiteTemplateBoilerplate(t *testing.T) {
 	if err != nil || !slices.Equal(res.Set.Lines(), templateHashes()) {
 		t.Fatalf("boilerplate.tsv: %v, %d lines", err, res.Set.Len())
 	}
+	// Under the spec with the set, each labelled pair's exact Jaccard
+	// similarity is that of the unwrapped articles, to the last bit.
+	withSet := shingle.Prose
+	withSet.Boilerplate = res.Set
+	texts := map[string]string{}
+	for _, a := range arts {
+		texts[a.ID] = a.Text
+	}
+	set := func(sp shingle.Spec, text string) []uint64 {
+		f := shingle.MustNew(sp).AppendFeatures(nil, []byte(text))
+		slices.Sort(f)
+		return slices.Compact(f)
+	}
+	for _, p := range truthPairs(t) {
+		a, b, _ := strings.Cut(p, "\t")
+		got := eval.Jaccard(set(withSet, sitetemplate.Wrap(texts[a])), set(withSet, sitetemplate.Wrap(texts[b])))
+		want := eval.Jaccard(set(shingle.Prose, texts[a]), set(shingle.Prose, texts[b]))
+		if got != want {
+			t.Errorf("pair %s %s: exact Jaccard %v of the wrapped pages with the set dropped; want %v, the articles'", a, b, got, want)
+		}
+	}
 	// And a run given that file finds the same pairs.
 	outLines, rep2 := runDedup(t, []string{wrapped}, &Options{Threshold: 0.5, BoilerplateLines: filepath.Join(outAuto, boilerplate.FileName)})
 	if got, _ := os.ReadFile(filepath.Join(outLines, PairsFile)); string(got) != string(wantTSV) || rep2.Config.Spec != rep.Config.Spec {
