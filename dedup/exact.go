@@ -3,6 +3,7 @@ package dedup
 import (
 	"cmp"
 	"encoding/binary"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -118,6 +119,29 @@ func (e *exactPass) finish(mark func(copy, first uint32)) error {
 	})
 	slices.Sort(e.copies)
 	return err
+}
+
+// dropBad takes the documents made bad after the sign stage (their id
+// repeats an earlier document's, under SkipBad) out of the groups of
+// copies: a copy is left out, as a run without the pass leaves it. A group's
+// first document cannot be: its copies were not signed, and a run without
+// the pass would sign the next copy in its place, so the run fails with
+// ErrExactPassBad, naming the document (id returns a document's id).
+func (e *exactPass) dropBad(status []uint8, id func(uint32) []byte) error {
+	kept := e.copies[:0]
+	for _, c := range e.copies {
+		if status[uint32(c>>32)] != docBad {
+			kept = append(kept, c)
+		}
+	}
+	e.copies = kept
+	for _, c := range e.copies {
+		if f := uint32(c); status[f] == docBad {
+			return fmt.Errorf("%w: document %d (id %q) repeats an earlier id and has exact copies (document %d the first); run without the exact pass (--exact-pass=false)",
+				ErrExactPassBad, f, id(f), uint32(c>>32))
+		}
+	}
+	return nil
 }
 
 // expandExact adds the verified pairs that involve copies, as a run without

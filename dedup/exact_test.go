@@ -2,6 +2,8 @@ package dedup
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -200,5 +202,52 @@ func sameOutputs(t *testing.T, want, got string) {
 				}
 			}
 		}
+	}
+}
+
+// TestExactPassRepeatedIDs: under SkipBad, documents whose id repeats an
+// earlier one's are made bad after the sign stage. Copies among them leave
+// their groups, and the outputs are those of a run without the pass; a
+// group's first document among them fails the run with ErrExactPassBad (its
+// copies were not signed), where it failed to be refused before.
+func TestExactPassRepeatedIDs(t *testing.T) {
+	docs, _ := exactCopyCorpus(t, 400, 0.3, 0, 5)
+	for i, d := range docs {
+		if src, ok := strings.CutPrefix(d.ID, "copy"); ok && i%2 == 0 {
+			_, docs[i].ID, _ = strings.Cut(src, "-of-") // the id of the document it copies
+		}
+	}
+	repeated, seen := 0, map[string]bool{}
+	for _, d := range docs {
+		if seen[d.ID] {
+			repeated++
+		}
+		seen[d.ID] = true
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, docs)
+	o := Options{Corpus: corpusSkipBad()}
+	off := o
+	off.SkipExactPass = true
+	outOff, repOff := runDedup(t, []string{in}, &off)
+	outOn, repOn := runDedup(t, []string{in}, &o)
+	sameOutputs(t, outOff, outOn)
+	if repOn.Counts.Bad != int64(repeated) || repOff.Counts.Bad != int64(repeated) {
+		t.Errorf("bad %d with the pass, %d without; want the %d repeated ids", repOn.Counts.Bad, repOff.Counts.Bad, repeated)
+	}
+
+	// A first document with a repeated id, and a copy of it.
+	first := filepath.Join(dir, "first.jsonl")
+	writeJSONL(t, first, append(docs[:50:50],
+		doc{"dupe", "one text that no other document has, about the river and the bank"},
+		doc{"dupe", "another text that no other document has, about markets and rates"},
+		doc{"zz", "Another text that no other document has: about markets and rates!"}))
+	_, err := Run(context.Background(), []string{first}, t.TempDir(), &o)
+	if !errors.Is(err, ErrExactPassBad) || !strings.Contains(err.Error(), `"dupe"`) {
+		t.Errorf("a first of copies with a repeated id: err = %v; want ErrExactPassBad naming it", err)
+	}
+	if _, err := Run(context.Background(), []string{first}, t.TempDir(), &off); err != nil {
+		t.Errorf("without the pass: %v", err)
 	}
 }

@@ -25,6 +25,7 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 
 func newDedupCmd(io IO) *cobra.Command {
 	f := &jobflags.Dedup{}
+	var badOut badOutFlag
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
@@ -47,7 +48,13 @@ its cluster without being signed (--exact-pass; the outputs are the same).
 With --boilerplate auto|N, a first pass finds the lines in at least N
 documents (navigation, banners, footers; auto chooses N) and drops them before
 shingling. With --golden TRUTH, the run is scored against a truth file (eval
-truth): precision, recall by similarity band, adjusted Rand index.`,
+truth): precision, recall by similarity band, adjusted Rand index, in both
+reports.
+
+The outputs appear only once all are complete: a run that fails leaves none.
+Ids must be unique: a repeated id is an error naming the file and line of its
+second occurrence, or with --skip-bad that record is skipped as bad (and
+listed in --bad-out).`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   neardup dedup --boilerplate auto --id-field uri --shingle web -o out CC-MAIN-*.warc.gz
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
@@ -58,10 +65,15 @@ truth): precision, recall by similarity band, adjusted Rand index.`,
 			if err != nil {
 				return err
 			}
+			if err := badOut.check(opts.Corpus.SkipBad); err != nil {
+				return err
+			}
+			opts.BadOut = badOut.path
 			return runDedup(cmd.Context(), io, args, f.Out, opts)
 		},
 	}
 	f.AddFlags(cmd.Flags())
+	badOut.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -69,6 +81,9 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	rep, err := dedup.Run(ctx, inputs, out, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(io.Err, "neardup: warning: %s\n", w)
 	}
 	c := rep.Counts
 	skipped := ""
