@@ -54,6 +54,13 @@ type Options struct {
 	// (see package cc): more rounds per pipeline mean fewer pipelines to
 	// start. Default DefaultRounds; range 1 to MaxRounds.
 	Rounds int
+	// KeyFile is the file the workers read the secret key of a keyed spec
+	// from (Dedup.Spec.Key, neardup-beam --key-file): a local path for a
+	// runner on this machine, or a path every worker can read (gs://… on
+	// Dataflow). The key itself is never put in the pipeline, which runners
+	// store and show; each worker reads it and checks it against the key's
+	// fingerprint. Required with a keyed spec, ignored otherwise. Default "".
+	KeyFile string
 	// Run runs each pipeline. Required.
 	Run Runner
 	// Log, if not nil, receives one line per pipeline run.
@@ -84,8 +91,9 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if dopts.Golden != "" {
 		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
 	}
-	if job.Sketch.Spec.Key != nil {
-		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)
+	shipped, keyID, err := shipJob(job, o.KeyFile)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkOptions(o); err != nil {
 		return nil, err
@@ -125,7 +133,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
 		defer files.RemoveAll(ctx, work)
 	}
-	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
+	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: shipped, KeyID: keyID, KeyFile: o.KeyFile, Out: outDir, SingleFile: o.SingleFile,
 		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
 
 	var timings []jobspec.Timing
@@ -174,7 +182,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
 		return nil, err
 	}
-	rep := jobspec.NewReport(Tool, inputs, &dopts, &c.Job)
+	rep := jobspec.NewReport(Tool, inputs, &dopts, &job) // the keyed spec: its key's id, never the key
 	fillReport(rep, &c, st1.merge(st2))
 	rep.Timings = timings
 	rep.PeakRSSBytes = peakRSS()

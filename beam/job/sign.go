@@ -67,13 +67,18 @@ type sketcher struct {
 }
 
 // newReading returns what reading and signing documents of c takes, for one
-// goroutine: a corpus parser and a sketcher.
-func newReading(c *Config) (*corpus.Parser, *sketcher, error) {
+// goroutine: a corpus parser and a sketcher (of the keyed spec, its key read
+// back, for a keyed job).
+func newReading(ctx context.Context, c *Config) (*corpus.Parser, *sketcher, error) {
 	parser, err := corpus.NewParser(c.Corpus.options())
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := c.Job.Sketch.NewSketcher()
+	job, err := c.sketchJob(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := job.Sketch.NewSketcher()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,7 +107,7 @@ type signFn struct{ C Config }
 // ProcessElement reads and signs split sp, emits its documents' band-key
 // entries in per-partition batches and then the split's statistics.
 func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
-	parser, k, err := newReading(&f.C)
+	parser, k, err := newReading(ctx, &f.C)
 	if err != nil {
 		return err
 	}
