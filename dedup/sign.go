@@ -6,6 +6,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/sketch"
 )
 
@@ -36,6 +37,7 @@ type signed struct {
 // 2^sketch.EntryDocBits documents.
 type signer struct {
 	sk      sketch.Sketcher
+	drift   drift.Distributions // of the documents this worker signed
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -68,7 +70,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
 	n := len(out.sigs)
+	before := w.sk.Metrics().Features
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
+	w.drift.AddDocument(int64(len(doc.Text)), w.sk.Metrics().Features-before)
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
@@ -130,6 +134,9 @@ func (r *run) sign(ctx context.Context) error {
 	}
 	for _, w := range signers {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
+		if err := r.rep.Drift.Merge(w.drift); err != nil {
+			return err
+		}
 	}
 	r.readStats = reader.Stats()
 	return nil
@@ -144,7 +151,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	return &signer{sk: sk, keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
+	return &signer{sk: sk, drift: drift.NewDistributions(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.
