@@ -350,6 +350,10 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 		}
 	}
 	cnt.Clusters, cnt.Removed, cnt.Kept = st.Clusters.Clusters, st.Clusters.Removed, st.Kept
+	for _, sp := range st.Splits {
+		rep.Drift.Merge(sp.Drift) // same bins: cannot fail
+	}
+	rep.Drift.BestSimilarity.Merge(st.Best)
 	for _, s := range st.Clusters.Sizes {
 		rep.Sizes = append(rep.Sizes, jobspec.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
 	}
@@ -420,6 +424,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, candidatesToStats, candCounts),
 		beam.ParDo(st, verifiedDocsToStats, infoCounts),
 		beam.ParDo(st, histToStats, edges),
+		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))
 	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
 	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs

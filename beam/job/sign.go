@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
 )
@@ -22,6 +23,9 @@ type SplitStats struct {
 	Empty     int64           // documents without features
 	Bytes     int64           // record bytes read, decompressed
 	Hash      minhash.Metrics // the signing metrics of the split's documents
+	// Drift counts the split's parsed documents by text length and
+	// features (report.json's drift, less the best-match similarities).
+	Drift drift.Distributions
 }
 
 // eachRecord reads split i of c and calls fn with every record, in order,
@@ -111,7 +115,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	if err != nil {
 		return err
 	}
-	st := SplitStats{Split: sp.Index, LastLocal: -1}
+	st := SplitStats{Split: sp.Index, LastLocal: -1, Drift: drift.NewDistributions()}
 	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
 	var doc corpus.Document
 	rs, err := eachRecord(ctx, &f.C, sp.Index, func(rec *corpus.Record) (bool, error) {
@@ -127,7 +131,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			st.ParseBad++
 			return true, nil
 		}
-		if !k.sign(doc.Text) {
+		before := k.Metrics().Features
+		signed := k.sign(doc.Text)
+		st.Drift.AddDocument(int64(len(doc.Text)), k.Metrics().Features-before)
+		if !signed {
 			st.Empty++
 			return true, nil
 		}
