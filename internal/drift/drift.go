@@ -8,6 +8,12 @@
 // binned distributions differ, by a Kolmogorov–Smirnov test and the
 // population stability index (`neardup report diff`).
 //
+// A service exports the same distributions as Prometheus histograms with
+// the package's bounds as buckets (prometheus.HistogramOpts{Buckets:
+// drift.SimilarityBounds}); the bins then match report.json's one for one
+// (a Prometheus bucket is cumulative: bin i here is bucket i less bucket
+// i−1, the last bin +Inf's count less the last bound's).
+//
 // It is not a general histogram library: the bins are fixed here, and a
 // Histogram holds counts only (no sum, which would make a merged report
 // depend on the order of the merge).
@@ -27,40 +33,31 @@ var ErrBins = errors.New("drift: histograms with different bins")
 // Bin bounds. Each is a list of upper bounds, ascending: bin i counts the
 // values x with Upper[i−1] < x ≤ Upper[i] (the first bin every x ≤
 // Upper[0]), as Prometheus's "le" buckets do, and one more bin counts those
-// above the last bound. The slices are shared: do not change them.
+// above the last bound. They are the buckets of the service's drift
+// histograms (neardup_check_best_similarity, neardup_document_features,
+// neardup_document_bytes). The slices are shared: do not change them.
 var (
-	// SimilarityBounds bins similarities in [0, 1]: 0.05, 0.10, …, 1.
-	SimilarityBounds = linear(20)
-	// FeatureBounds bins features per document, two bins an octave: 1, 2,
-	// 3, 4, 6, 8, 12, …, 2^20.
-	FeatureBounds = halfOctaves(1, 20)
-	// ByteBounds bins text lengths in bytes, two bins an octave: 16, 24,
-	// 32, 48, …, 2^24 (16 MiB).
-	ByteBounds = halfOctaves(16, 20)
+	// SimilarityBounds bins similarities in [0, 1]: 0, 0.1, …, 0.7, then
+	// finer where thresholds are set, 0.75, 0.8, 0.85, 0.9, 0.95, 0.98, 0.99
+	// and 1.
+	SimilarityBounds = []float64{0, .1, .2, .3, .4, .5, .6, .7, .75, .8, .85, .9, .95, .98, .99, 1}
+	// FeatureBounds bins features per document by octaves: 4, 8, 16, …,
+	// 2^20.
+	FeatureBounds = octaves(4, 19)
+	// ByteBounds bins text lengths in bytes by octaves: 16, 32, 64, …, 2^20
+	// (1 MiB, the service's default text limit; longer texts of a batch
+	// run are in the last bin).
+	ByteBounds = octaves(16, 17)
 )
 
-// linear returns the n bounds i/n, i = 1…n.
-func linear(n int) []float64 {
+// octaves returns the n bounds start·2^i, i = 0…n−1 (Prometheus's
+// ExponentialBuckets(start, 2, n)).
+func octaves(start float64, n int) []float64 {
 	b := make([]float64, n)
 	for i := range b {
-		b[i] = float64(i+1) / float64(n)
+		b[i] = math.Ldexp(start, i)
 	}
 	return b
-}
-
-// halfOctaves returns the bounds start·2^i and 1.5·start·2^i for i = 0…
-// octaves−1, then start·2^octaves: integers when start is even (or 1, whose
-// 1.5 is left out), two to an octave.
-func halfOctaves(start float64, octaves int) []float64 {
-	var b []float64
-	for i := range octaves {
-		v := start * math.Ldexp(1, i)
-		b = append(b, v)
-		if m := 1.5 * v; m == math.Trunc(m) {
-			b = append(b, m)
-		}
-	}
-	return append(b, start*math.Ldexp(1, octaves))
 }
 
 // Histogram counts values in fixed bins. Make one with New; it is a plain

@@ -16,29 +16,39 @@ func TestBins(t *testing.T) {
 		want   int
 	}{
 		{SimilarityBounds, 0, 0},
-		{SimilarityBounds, 0.05, 0},
-		{SimilarityBounds, 0.0500001, 1},
-		{SimilarityBounds, 0.8, 15},
-		{SimilarityBounds, 1, 19},
-		{SimilarityBounds, math.NaN(), 20},
+		{SimilarityBounds, 0.05, 1},
+		{SimilarityBounds, 0.1, 1},
+		{SimilarityBounds, 0.1000001, 2},
+		{SimilarityBounds, 0.8, 9},
+		{SimilarityBounds, 0.985, 14},
+		{SimilarityBounds, 1, 15},
+		{SimilarityBounds, math.NaN(), 16},
 		{FeatureBounds, 0, 0},
-		{FeatureBounds, 1, 0},
-		{FeatureBounds, 2, 1},
-		{FeatureBounds, 3, 2},
-		{FeatureBounds, 5, 4},
-		{FeatureBounds, 1 << 20, 39},
-		{FeatureBounds, 1<<20 + 1, 40},
+		{FeatureBounds, 4, 0},
+		{FeatureBounds, 5, 1},
+		{FeatureBounds, 300, 7},
+		{FeatureBounds, 1 << 20, 18},
+		{FeatureBounds, 1<<20 + 1, 19},
 		{ByteBounds, 16, 0},
 		{ByteBounds, 17, 1},
-		{ByteBounds, 1000, 12},
-		{ByteBounds, 1 << 24, 40},
+		{ByteBounds, 1000, 6},
+		{ByteBounds, 1 << 20, 16},
+		{ByteBounds, 1 << 24, 17},
 	} {
 		if got := Bin(tc.bounds, tc.x); got != tc.want {
 			t.Errorf("Bin(%v…, %g) = %d; want %d", tc.bounds[:2], tc.x, got, tc.want)
 		}
 	}
-	if SimilarityBounds[2] != 0.15 || SimilarityBounds[19] != 1 || len(FeatureBounds) != 40 || FeatureBounds[4] != 6 || len(ByteBounds) != 41 || ByteBounds[40] != 1<<24 {
+	// Prometheus's ExponentialBuckets(4, 2, 19) and (16, 2, 17).
+	if len(SimilarityBounds) != 16 || len(FeatureBounds) != 19 || FeatureBounds[18] != 1<<20 || len(ByteBounds) != 17 || ByteBounds[16] != 1<<20 {
 		t.Errorf("bounds %v %v %v", SimilarityBounds, FeatureBounds, ByteBounds)
+	}
+	for _, b := range [][]float64{SimilarityBounds, FeatureBounds, ByteBounds} {
+		for i := 1; i < len(b); i++ {
+			if !(b[i-1] < b[i]) {
+				t.Errorf("bounds %v: %g then %g; want strictly ascending", b, b[i-1], b[i])
+			}
+		}
 	}
 }
 
@@ -59,8 +69,8 @@ func TestHistogramMergeQuantileJSON(t *testing.T) {
 	if m.N() != 6 || a.N() != 4 {
 		t.Fatalf("merged N %d, a's %d; want 6 and 4 (a unchanged)", m.N(), a.N())
 	}
-	if q := m.Quantile(0.5); q != 3 {
-		t.Errorf("median bin bound %g; want 3 (the third value, 3, is in the bin ≤ 3)", q)
+	if q := m.Quantile(0.5); q != 4 {
+		t.Errorf("median bin bound %g; want 4 (the third value, 3, is in the bin ≤ 4)", q)
 	}
 	if q := m.Quantile(1); !math.IsInf(q, 1) {
 		t.Errorf("max bin bound %g; want +Inf (1e9 is past the last bound)", q)

@@ -24,6 +24,6 @@ func Example() {
 	c, _ = drift.Compare(old.Features, old.Features)
 	fmt.Printf("features: D %.3f, p %.2g, PSI %.2f, moved %v\n", c.D, c.P, c.PSI, c.Moved)
 	// Output:
-	// text bytes: D 0.250, p 7.2e-32, PSI 1.60, moved true
+	// text bytes: D 0.250, p 7.2e-32, PSI 1.62, moved true
 	// features: D 0.000, p 1, PSI 0.00, moved false
 }
