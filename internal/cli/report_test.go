@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,6 +157,47 @@ func TestReportDiffInputs(t *testing.T) {
 		code, _, stderr := runCLI(t, "", append([]string{"report", "diff"}, tc.args...)...)
 		if code != tc.code || !strings.Contains(stderr, tc.want) {
 			t.Errorf("report diff %v: exit %d, %q; want %d and %q", tc.args, code, stderr, tc.code, tc.want)
+		}
+	}
+}
+
+// reportDiffGolden is the data-driven golden file of `neardup report diff`
+// outputs, on the dedup report goldens.
+const reportDiffGolden = "../../testdata/golden/cli/report-diff.txt"
+
+// TestReportDiffGolden runs every command of
+// testdata/golden/cli/report-diff.txt and compares its output with the
+// file's (on failure "exit N" and stderr). go test -run
+// TestReportDiffGolden -update rewrites the outputs.
+func TestReportDiffGolden(t *testing.T) {
+	data, err := os.ReadFile(reportDiffGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := parseGolden(t, reportDiffGolden, data)
+	if len(cases) == 0 {
+		t.Fatalf("%s holds no cases", reportDiffGolden)
+	}
+	for i, c := range cases {
+		code, stdout, stderr := runCLI(t, "", strings.Fields(c.cmd)...)
+		got := stdout
+		if code != ExitOK {
+			got = fmt.Sprintf("exit %d\n%s", code, stderr)
+		}
+		if !strings.HasSuffix(got, "\n") {
+			got += "\n"
+		}
+		if *update {
+			cases[i].want = got
+			continue
+		}
+		if got != c.want {
+			t.Errorf("neardup %s:\ngot:\n%s\nwant (%s):\n%s", c.cmd, got, reportDiffGolden, c.want)
+		}
+	}
+	if *update {
+		if err := os.WriteFile(reportDiffGolden, formatGolden(cases), 0o644); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -57,6 +57,7 @@ type DistributionDiff struct {
 	Name string `json:"name"`
 	// Comparison is drift.Compare of the old and the new distribution.
 	drift.Comparison
+	last float64 // the bins' last bound, for String
 }
 
 // ReportDiff is what DiffReports finds: the distributions compared, the
@@ -124,7 +125,11 @@ func DiffReports(old, new *Report) (ReportDiff, error) {
 		if err != nil {
 			return ReportDiff{}, fmt.Errorf("%w: %s: %w", ErrReport, x.name, err)
 		}
-		d.Distributions = append(d.Distributions, DistributionDiff{Name: x.name, Comparison: c})
+		last := math.Inf(-1) // no bounds: everything is in the one bin
+		if n := len(x.old.Upper); n > 0 {
+			last = x.old.Upper[n-1]
+		}
+		d.Distributions = append(d.Distributions, DistributionDiff{Name: x.name, Comparison: c, last: last})
 	}
 	rate := func(r *Report) float64 {
 		if r.Counts.Documents == 0 {
@@ -200,12 +205,12 @@ func sizeHistogram(sizes []ClusterSizeBin) drift.Histogram {
 func (d *ReportDiff) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-26s %10s %10s %7s %9s %7s  %-21s %s\n", "distribution", "n old", "n new", "KS D", "p-value", "PSI", "median bin old → new", "moved")
-	bound := func(x float64) string {
+	bound := func(x, last float64) string {
 		switch {
 		case math.IsNaN(x):
 			return "-"
 		case math.IsInf(x, 1):
-			return "over"
+			return fmt.Sprintf(">%g", last)
 		}
 		return fmt.Sprintf("≤%g", x)
 	}
@@ -215,7 +220,7 @@ func (d *ReportDiff) String() string {
 			moved = "MOVED"
 		}
 		fmt.Fprintf(&b, "%-26s %10d %10d %7.3f %9.2g %7.3f  %-21s %s\n", x.Name, x.N1, x.N2, x.D, x.P, x.PSI,
-			bound(x.Median1)+" → "+bound(x.Median2), moved)
+			bound(x.Median1, x.last)+" → "+bound(x.Median2, x.last), moved)
 	}
 	for _, m := range d.Missing {
 		fmt.Fprintf(&b, "%-26s not in both reports\n", m)
