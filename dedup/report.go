@@ -44,6 +44,10 @@ func (r *run) finish() {
 	for _, e := range r.edges {
 		rep.PairSim.Add(e.Verdict)
 	}
+	jobspec.AddBestMatches(rep, len(r.edges), func(i int) (uint32, uint32, jobspec.Verdict) {
+		e := &r.edges[i]
+		return e.a, e.b, e.Verdict
+	})
 	rep.Spill.SigBytes = r.sigs.SpilledBytes()
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(r.t0).Seconds()

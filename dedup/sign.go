@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
 )
@@ -43,6 +44,7 @@ type signed struct {
 // 2^sketch.EntryDocBits documents.
 type signer struct {
 	sk      sketch.Sketcher
+	drift   drift.Distributions // of the documents this worker signed
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -100,7 +102,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		}
 	}
 	n := len(out.sigs)
+	before := w.sk.Metrics().Features
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
+	w.drift.AddDocument(int64(len(doc.Text)), w.sk.Metrics().Features-before)
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
@@ -179,6 +183,9 @@ func (r *run) sign(ctx context.Context) error {
 	}
 	for _, w := range signers {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
+		if err := r.rep.Drift.Merge(w.drift); err != nil {
+			return err
+		}
 	}
 	r.readStats = reader.Stats()
 	// Records the reader skipped as bad after the last one it handed out
@@ -262,7 +269,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	w := &signer{sk: sk, keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w := &signer{sk: sk, drift: drift.NewDistributions(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
 		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}

@@ -42,7 +42,14 @@ type Split struct {
 type Config struct {
 	Splits []string     // Splits[i] is the path of split i
 	Corpus CorpusConfig // how the splits are read
-	Job    jobspec.Job  // the job: sketch, threshold, cap, verification, clustering (keyed specs are refused)
+	Job    jobspec.Job  // the job: sketch, threshold, cap, verification, clustering; a keyed spec's key left out (see KeyFile)
+	// KeyFile is where workers read the key of a keyed spec (Options.KeyFile),
+	// and KeyID its fingerprint, which the key read must have (Job's spec
+	// then has no key); both zero for an unkeyed spec. The key is never in
+	// the Config: runners store and show the pipeline, DoFns and their fields
+	// included. Take the job to sign with from sketchJob.
+	KeyFile string
+	KeyID   uint64
 	// PartitionBits: the band-key entries are grouped in 1<<PartitionBits
 	// partitions of the bucket-key space.
 	PartitionBits uint

@@ -59,6 +59,13 @@ type Options struct {
 	// (see package cc): more rounds per pipeline mean fewer pipelines to
 	// start. Default DefaultRounds; range 1 to MaxRounds.
 	Rounds int
+	// KeyFile is the file the workers read the secret key of a keyed spec
+	// from (Dedup.Spec.Key, neardup-beam --key-file): a local path for a
+	// runner on this machine, or a path every worker can read (gs://… on
+	// Dataflow). The key itself is never put in the pipeline, which runners
+	// store and show; each worker reads it and checks it against the key's
+	// fingerprint. Required with a keyed spec, ignored otherwise. Default "".
+	KeyFile string
 	// Run runs each pipeline. Required.
 	Run Runner
 	// Log, if not nil, receives one line per pipeline run.
@@ -92,9 +99,6 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if dopts.BadOut != "" {
 		return nil, fmt.Errorf("%w: a list of bad records (BadOut) is not supported by %s", jobspec.ErrInvalidOptions, Tool)
 	}
-	if job.Sketch.Spec.Key != nil {
-		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)
-	}
 	if dopts.Boilerplate != jobspec.BoilerplateOff {
 		return nil, fmt.Errorf("%w: --boilerplate %s is counted on one machine: run neardup boilerplate (or neardup dedup --boilerplate, which writes boilerplate.tsv) and give %s the file with --boilerplate-lines", jobspec.ErrInvalidOptions, dopts.Boilerplate, Tool)
 	}
@@ -110,6 +114,12 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	bp, err := readBoilerplate(ctx, dopts.BoilerplateLines, &job)
+	if err != nil {
+		return nil, err
+	}
+	// The spec the workers get, its boilerplate set included, without its
+	// key: a keyed job ships the key's id, and the workers read the key file.
+	shipped, keyID, err := shipJob(job, o.KeyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +154,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
 		defer files.RemoveAll(ctx, work)
 	}
-	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
+	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: shipped, KeyID: keyID, KeyFile: o.KeyFile, Out: outDir, SingleFile: o.SingleFile,
 		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), KeptName: keptName}
 
 	var timings []jobspec.Timing
@@ -193,7 +203,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
 		return nil, err
 	}
-	rep := jobspec.NewReport(Tool, inputs, &dopts, &c.Job)
+	rep := jobspec.NewReport(Tool, inputs, &dopts, &job) // the keyed spec: its key's id, never the key
 	rep.Boilerplate = bp
 	fillReport(rep, &c, st1.merge(st2))
 	rep.Timings = timings
@@ -390,6 +400,10 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 		}
 	}
 	cnt.Clusters, cnt.Removed, cnt.Kept = st.Clusters.Clusters, st.Clusters.Removed, st.Kept
+	for _, sp := range st.Splits {
+		rep.Drift.Merge(sp.Drift) // same bins: cannot fail
+	}
+	rep.Drift.BestSimilarity.Merge(st.Best)
 	for _, s := range st.Clusters.Sizes {
 		rep.Sizes = append(rep.Sizes, jobspec.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
 	}
@@ -460,6 +474,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, candidatesToStats, candCounts),
 		beam.ParDo(st, verifiedDocsToStats, infoCounts),
 		beam.ParDo(st, histToStats, edges),
+		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))
 	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
 	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs

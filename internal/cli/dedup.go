@@ -25,6 +25,7 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 
 func newDedupCmd(io IO) *cobra.Command {
 	f := &jobflags.Dedup{}
+	f.Sketch.Key.Warn = io.Err
 	var badOut badOutFlag
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",

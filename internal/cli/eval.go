@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
+	"github.com/neardup/neardup/internal/jobflags"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/lsh"
@@ -50,6 +51,7 @@ type evalTruthOptions struct {
 	out       string
 	threshold float64
 	shingle   string
+	key       jobflags.Key
 	workers   int
 	corpus    corpusFlags
 	bp        boilerplateFlags
@@ -60,6 +62,7 @@ func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVarP(&o.out, "out", "o", "", "truth file to write, - for standard output (required)")
 	fs.Float64Var(&o.threshold, "threshold", 0.5, "list every pair with Jaccard similarity at or above this")
 	fs.StringVar(&o.shingle, "shingle", "prose", "shingling spec, as for dedup: prose, code, cjk, web, word:N, char:N or token:N")
+	o.key.AddFlags(fs)
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (default: all cores)")
 	o.corpus.AddFlags(fs)
 	o.bp.AddFlags(fs)
@@ -68,6 +71,7 @@ func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newEvalTruthCmd(io IO) *cobra.Command {
 	o := &evalTruthOptions{}
+	o.key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "truth [flags] INPUT... -o truth.tsv",
 		Short: "Write every pair of documents with Jaccard similarity at or above a threshold",
@@ -106,6 +110,9 @@ past the machine's memory, compute the truth of a sample.`,
 			}
 			spec, err := shingle.Parse(o.shingle)
 			if err != nil {
+				return usageError{err}
+			}
+			if spec, err = o.key.Apply(spec); err != nil {
 				return usageError{err}
 			}
 			copts, err := o.corpus.build(io)

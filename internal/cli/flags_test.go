@@ -60,7 +60,7 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"multi-probe": {"-1", "3"}, "bucket-cap": {"0", "1", "-1", "1000000"}, "verify": {"maybe"}, "cluster": {"ring"},
 		"keep": {"last"}, "workers": {"-1", "100000"}, "memory": {"0", "1e30GiB", "-4GiB", "1MiB", "x"}, "tmp-dir": {missing},
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
-		"seed": {"-1"}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
+		"seed": {"-1"}, "key-file": {missing, sample}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
 		"html": {}, "exact-pass": {}, "boilerplate": {"0", "1", "-1", "x", "always"}, "boilerplate-lines": {missing},
 		"bad-out": {"x", "-"},
 	})

@@ -70,8 +70,8 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	if changed("shingle") {
-		o.Spec = spec
+	if changed("shingle") || f.sketch.Key.File != "" {
+		o.Spec = spec // a keyed index needs its key, with the spec
 	}
 	if changed("scheme", "num-perm", "bits", "seed") {
 		o.Params = params
@@ -199,6 +199,7 @@ func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newIndexBuildCmd(io IO) *cobra.Command {
 	o := &indexBuildOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "build --data DIR [flags] [INPUT...]",
 		Short: "Make an index, bulk-loading a corpus into it",
@@ -363,6 +364,7 @@ func (o *indexRepackOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newIndexRepackCmd(io IO) *cobra.Command {
 	o := &indexRepackOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "repack --data DIR [flags]",
 		Short: "Pack the postings written online, as a bulk build packs its own",
@@ -456,6 +458,7 @@ type indexStatsOptions struct {
 
 func newIndexStatsCmd(io IO) *cobra.Command {
 	o := &indexStatsOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "stats --data DIR",
 		Short: "Print an index's configuration and size as JSON",
@@ -497,6 +500,7 @@ type indexCheckOptions struct {
 
 func newIndexCheckCmd(io IO) *cobra.Command {
 	o := &indexCheckOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "check --data DIR",
 		Short: "Verify that an index's postings and signatures agree",

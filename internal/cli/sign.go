@@ -43,6 +43,7 @@ func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newSignCmd(io IO) *cobra.Command {
 	o := &signOptions{}
+	o.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "sign [flags] INPUT... -o signatures.bin",
 		Short: "Write the MinHash signature of every document",

@@ -25,6 +25,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/keyfile"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -38,14 +39,50 @@ func flagError(name string, value any, err error) error {
 }
 
 // Sketch are the flags that define features and signatures: --shingle,
-// --scheme, --num-perm, --bits and --seed. The zero value is ready for
-// AddFlags, which sets the defaults.
+// --scheme, --num-perm, --bits, --seed and the Key group's --key-file. The
+// zero value is ready for AddFlags, which sets the defaults.
 type Sketch struct {
 	Shingle string // --shingle: shingling spec; default "prose"
 	Scheme  string // --scheme: oph or khash; default "oph"
 	NumPerm int    // --num-perm: signature slots, k; default 128
 	Bits    int    // --bits: bits kept per slot; default 32
 	Seed    uint64 // --seed: hash seed; default 0
+	Key     Key    // --key-file: the secret key of a keyed spec; default none
+}
+
+// Key is the flag that makes a shingle spec keyed: --key-file, the file of
+// the secret SipHash key (package internal/keyfile: 32 hexadecimal digits or
+// 16 raw bytes). Commands that take a spec without the rest of the sketch
+// (eval truth) register it alone. The zero value is ready for AddFlags.
+type Key struct {
+	File string // --key-file: path of the key file; default "" (unkeyed)
+	// Warn receives the warning about a key file every user may read.
+	// Default nil: os.Stderr.
+	Warn io.Writer
+}
+
+// AddFlags registers --key-file on fs.
+func (f *Key) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.File, "key-file", "", "keyed hashing: the secret SipHash key, 32 hex digits or 16 raw bytes (e.g. openssl rand -hex 16 > key; chmod 600 key); only its id appears in specs and outputs")
+}
+
+// Apply returns spec keyed with the key in File, or spec unchanged when File
+// is empty. Errors name the flag and wrap keyfile.ErrKeyFile or the file
+// system's error; they never show the key.
+func (f *Key) Apply(spec shingle.Spec) (shingle.Spec, error) {
+	if f.File == "" {
+		return spec, nil
+	}
+	warn := f.Warn
+	if warn == nil {
+		warn = os.Stderr
+	}
+	k, err := keyfile.Read(f.File, warn)
+	if err != nil {
+		return spec, flagError("key-file", f.File, err)
+	}
+	spec.Key = k
+	return spec, nil
 }
 
 // AddFlags registers the sketch flags on fs with their defaults.
@@ -55,14 +92,18 @@ func (f *Sketch) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.NumPerm, "num-perm", 128, "signature slots (k)")
 	fs.IntVar(&f.Bits, "bits", 32, "bits kept per slot: 64, 32, 16, 8, 4, 2 or 1")
 	fs.Uint64Var(&f.Seed, "seed", 0, "hash seed; signatures of different seeds are not comparable")
+	f.Key.AddFlags(fs)
 }
 
-// Parse returns the shingle spec and the minhash params the flags give,
-// validated (params with every field set).
+// Parse returns the shingle spec (keyed when --key-file is given) and the
+// minhash params the flags give, validated (params with every field set).
 func (f *Sketch) Parse() (shingle.Spec, minhash.Params, error) {
 	spec, err := shingle.Parse(f.Shingle)
 	if err != nil {
 		return spec, minhash.Params{}, flagError("shingle", f.Shingle, err)
+	}
+	if spec, err = f.Key.Apply(spec); err != nil {
+		return spec, minhash.Params{}, err
 	}
 	scheme, err := minhash.ParseScheme(f.Scheme)
 	if err != nil {

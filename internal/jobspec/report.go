@@ -9,6 +9,7 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/boilerplate"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -58,6 +59,13 @@ type Report struct {
 	Boilerplate *boilerplate.Result `json:"boilerplate,omitempty"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
+	// Drift are the distributions that show a shift in the input from run
+	// to run (`neardup report diff`): every document's text length and
+	// features (bad records and the exact copies the exact pass leaves
+	// unsigned left out, empty ones counted with 0 features),
+	// and each document's best verified match's estimated similarity, in
+	// the bins the service's histograms use (internal/drift).
+	Drift drift.Distributions `json:"drift"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// WallSeconds is the run's wall time in seconds, from its start until
@@ -222,6 +230,24 @@ func (h *Histogram) Add(v Verdict) {
 	}
 }
 
+// AddBestMatches counts, in rep.Drift.BestSimilarity, the best estimated
+// similarity of each document of the verified pairs: pairs gives each pair's
+// two documents (any comparable key) and verdict, in any order.
+func AddBestMatches[K comparable](rep *Report, n int, pair func(i int) (a, b K, v Verdict)) {
+	best := make(map[K]float64, n)
+	for i := range n {
+		a, b, v := pair(i)
+		for _, d := range [2]K{a, b} {
+			if s, ok := best[d]; !ok || v.Est > s {
+				best[d] = v.Est
+			}
+		}
+	}
+	for _, s := range best {
+		rep.Drift.BestSimilarity.Add(s)
+	}
+}
+
 // ClusterSizeBin is one bar of the cluster-size histogram.
 type ClusterSizeBin struct {
 	Size  int `json:"size"`  // documents in a cluster
@@ -265,6 +291,7 @@ func NewReport(tool string, inputs []string, o *Options, j *Job) *Report {
 		},
 		ExpectedRecall: s.Bands.Probability(j.Threshold),
 		PairSim:        NewHistogram(j.Verify == VerifyExact),
+		Drift:          drift.NewDistributions(),
 		Buckets:        BucketReport{Largest: []LargeBucket{}, Top: []LargeBucket{}},
 	}
 }

@@ -143,6 +143,7 @@ func addBeamFlags(fs *pflag.FlagSet) string {
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
+	o.dedup.Sketch.Key.Warn = stderr
 	cmd := &cobra.Command{
 		Use:   "neardup-beam [flags] INPUT...",
 		Short: "Find near-duplicate documents with Apache Beam and keep one per cluster",
@@ -224,7 +225,7 @@ func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Wri
 		beam.Init()
 	}
 	jo := &job.Options{Dedup: opts, SingleFile: o.singleFile, ShardLines: o.shardLines, Rounds: o.rounds, Partitions: o.partitions,
-		Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
+		KeyFile: o.dedup.Sketch.Key.File, Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
 	if !o.dedup.Quiet {
 		jo.Log = stderr
 	}
