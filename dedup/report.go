@@ -41,7 +41,9 @@ func (r *run) finish() {
 	for _, e := range r.edges {
 		rep.PairSim.Add(e.Verdict)
 	}
-	rep.Spill.SigBytes = r.sigs.SpilledBytes()
+	if r.sigs != nil { // under exact verification, verify reports it
+		rep.Spill.SigBytes = r.sigs.SpilledBytes()
+	}
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(r.t0).Seconds()
 }

@@ -157,11 +157,15 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	// near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
-	r.sigs = docstore.New(tmp, "sigs", m/16)
-	defer r.sigs.Close()
 	if job.Verify == VerifyExact {
+		// Exact verification keeps the texts, and recomputes the
+		// signatures of the documents in candidate pairs from them (see
+		// verify): no signature is kept while signing.
 		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
+	} else {
+		r.sigs = docstore.New(tmp, "sigs", m/16)
+		defer r.sigs.Close()
 	}
 	defer acquireBudget(m)()
 
