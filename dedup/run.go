@@ -181,17 +181,23 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	// The budget: a quarter for band-key entries (half buffer, half sort
 	// scratch), an eighth each for stored texts and (later) feature sets, a
 	// sixteenth each for signatures, candidate pairs and, while signing, the
-	// check of repeated ids (sign). The rest is for per-document
-	// bookkeeping, batches in flight and the garbage collector, which is told
-	// to keep the heap within the budget (see Run's doc): live data peaks
-	// near half of it.
+	// check of repeated ids (sign). Under exact verification no signature is
+	// kept while signing, so the texts have the signatures' sixteenth too
+	// (and verify's recomputed signatures a sixteenth later). The rest is for
+	// per-document bookkeeping, batches in flight and the garbage collector,
+	// which is told to keep the heap within the budget (see Run's doc): live
+	// data peaks near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
-	r.sigs = docstore.New(tmp, "sigs", m/16)
-	defer r.sigs.Close()
 	if job.Verify == VerifyExact {
-		r.texts = docstore.New(tmp, "texts", m/8)
+		// Exact verification keeps the texts, and recomputes the
+		// signatures of the documents in candidate pairs from them (see
+		// verify): no signature is kept while signing.
+		r.texts = docstore.New(tmp, "texts", m/8+m/16)
 		defer r.texts.Close()
+	} else {
+		r.sigs = docstore.New(tmp, "sigs", m/16)
+		defer r.sigs.Close()
 	}
 	if !o.SkipExactPass {
 		if k, err := r.sketch.NewSketcher(); err != nil {
