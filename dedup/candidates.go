@@ -48,13 +48,25 @@ func (r *run) candidates(ctx context.Context) error {
 		chunk, read = chunk[:0], 0
 		return sorter.Add(pairs...)
 	}
+	lateCopies := r.exact != nil && r.exact.lateCopies
 	// Documents made bad after signing (a repeated id) still have entries:
 	// they are left out here, so that they pair with nothing, as if they had
 	// never been read.
 	dropped := r.dropped > 0
+	// Entries number documents after the reference documents, which are
+	// neither.
+	status := func(v uint64) uint8 {
+		if d := sketch.EntryDoc(v); d >= r.ref.n {
+			return r.docs.status[d-r.ref.n]
+		}
+		return docOK
+	}
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
 		read++
-		if dropped && r.docs.status[sketch.EntryDoc(v)] == docBad {
+		if lateCopies && status(v) == docCopy {
+			continue // a copy found after signing: banded, but not paired
+		}
+		if dropped && status(v) == docBad {
 			continue
 		}
 		chunk = append(chunk, v)

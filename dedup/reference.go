@@ -180,7 +180,7 @@ func (r *run) referenceCorpus(ctx context.Context, src *refSource, st *jobspec.R
 	var records int64 // records numbered, bad ones included
 	// Signed as the inputs are; report.json's signing metrics are the
 	// inputs' only.
-	parse, read, _, err := r.signCorpus(ctx, "reference", []string{src.path}, src.lo, false, func(s *signed) error {
+	parse, read, _, _, err := r.signCorpus(ctx, "reference", []string{src.path}, src.lo, false, false, func(s *signed) error {
 		id0, tx0, sg := 0, 0, 0
 		for j, idx := range s.index {
 			for records < idx { // records the reader skipped

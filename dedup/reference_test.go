@@ -15,6 +15,7 @@ import (
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -167,8 +168,11 @@ func TestAgainstEquivalence(t *testing.T) {
 	idsB := idSet(b)
 	for _, cap := range []int{0, 5} {
 		t.Run(fmt.Sprintf("cap=%d", cap), func(t *testing.T) {
-			exact := Options{BucketCap: cap, Threshold: 0.7}
-			estimate := Options{BucketCap: cap, Threshold: 0.7, Verify: VerifyEstimate}
+			// Under a cap the exact pass takes copies out of the buckets
+			// (fewer are capped): the capped rule is tested without it.
+			skip := cap > 0
+			exact := Options{BucketCap: cap, Threshold: 0.7, SkipExactPass: skip}
+			estimate := Options{BucketCap: cap, Threshold: 0.7, Verify: VerifyEstimate, SkipExactPass: skip}
 			full, fullRep := runDedup(t, []string{inA, inB}, &exact)
 			fullEst, _ := runDedup(t, []string{inA, inB}, &estimate)
 			if cap == 5 && fullRep.Buckets.CappedBuckets == 0 {
@@ -410,7 +414,11 @@ func TestSignaturesIdentical(t *testing.T) {
 		if got.Signatures.Stored != sigs || got.Signatures.Features != 0 {
 			t.Errorf("report signatures %+v; want stored %s and no features hashed", got.Signatures, sigs)
 		}
+		if got.Drift.Features.N() != 0 || got.Drift.TextBytes.N() != want.Drift.TextBytes.N() {
+			t.Errorf("report drift: %d documents by features, %d by length; want none (not hashed) and %d", got.Drift.Features.N(), got.Drift.TextBytes.N(), want.Drift.TextBytes.N())
+		}
 		want.Signatures, got.Signatures = SignatureReport{}, SignatureReport{}
+		want.Drift.Features, got.Drift.Features = drift.Histogram{}, drift.Histogram{}
 		for _, r := range []*Report{want, got} {
 			r.Timings, r.WallSeconds, r.PeakRSSBytes, r.Spill, r.Config.MemoryBytes = nil, 0, 0, SpillReport{}, 0
 		}
@@ -486,7 +494,13 @@ func TestSignaturesOut(t *testing.T) {
 	want := filepath.Join(dir, "want.ndsf")
 	writeSigs(t, want, all, &Options{})
 	got := filepath.Join(dir, "got.ndsf")
-	out1, _ := runDedup(t, []string{in}, &Options{SignaturesOut: got})
+	// Under exact verification (the default) the run keeps no signatures,
+	// and the exact pass signs no copy it already knows: the file is
+	// written from the signers' output, copies signed all the same.
+	out1, rep := runDedup(t, []string{in}, &Options{SignaturesOut: got})
+	if rep.Config.Verify != "exact" || rep.Counts.ExactDuplicates == 0 {
+		t.Fatalf("verify %q, %d exact copies: the test needs exact verification and copies", rep.Config.Verify, rep.Counts.ExactDuplicates)
+	}
 	x, _ := os.ReadFile(want)
 	y, _ := os.ReadFile(got)
 	if !bytes.Equal(x, y) {
@@ -519,3 +533,55 @@ func mustSpec(t testing.TB, s string) shingle.Spec {
 	}
 	return spec
 }
+
+// TestAgainstExactPass: the exact pass runs over the inputs only. A
+// reference document is never a copy nor the first of copies: an input that
+// is an exact copy of a reference document is signed, banded and removed as
+// its near duplicate at similarity 1, as a run without the pass removes it,
+// and the outputs with and without the pass are the same.
+func TestAgainstExactPass(t *testing.T) {
+	docs, _ := exactCopyCorpus(t, 1200, 0.3, 0, 3)
+	dir := t.TempDir()
+	inA, inB := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	a, b := docs[:len(docs)/2], docs[len(docs)/2:]
+	writeJSONL(t, inA, a)
+	writeJSONL(t, inB, b)
+	textA := map[string]string{} // prose key → an A document's id
+	for _, d := range a {
+		textA[proseKey(d.Text)] = d.ID
+	}
+	var refCopies []string // "A-id\tB-id" of B's exact copies of A documents
+	for _, d := range b {
+		if id, ok := textA[proseKey(d.Text)]; ok {
+			refCopies = append(refCopies, idPair(id, d.ID))
+		}
+	}
+	if len(refCopies) < 10 {
+		t.Fatalf("%d inputs are exact copies of a reference document: the test needs more", len(refCopies))
+	}
+	for _, o := range []Options{{}, {Verify: VerifyEstimate}} {
+		o.Against = []string{inA}
+		off := o
+		off.SkipExactPass = true
+		outOff, _ := runDedup(t, []string{inB}, &off)
+		outOn, rep := runDedup(t, []string{inB}, &o)
+		sameOutputs(t, outOff, outOn)
+		if !rep.Config.ExactPass || rep.Counts.ExactDuplicates == 0 {
+			t.Errorf("%s: exact pass %v, %d copies: the pass must run on the inputs", o.Verify, rep.Config.ExactPass, rep.Counts.ExactDuplicates)
+		}
+		pairs := readLines(t, filepath.Join(outOn, PairsFile))
+		found := map[string]bool{}
+		for _, l := range pairs {
+			f := strings.Split(l, "\t")
+			found[idPair(f[0], f[1])] = true
+		}
+		for _, p := range refCopies {
+			if !found[p] {
+				t.Errorf("%s: no pair %q: an input's exact copy of a reference document", o.Verify, p)
+			}
+		}
+	}
+}
+
+// idPair is a pair of ids in either order.
+func idPair(a, b string) string { return min(a, b) + "\t" + max(a, b) }

@@ -21,9 +21,12 @@ func (r *run) finish() {
 			c.Empty++
 		case docBad:
 			c.Bad++
+		case docCopy:
+			c.ExactDuplicates++
 		}
 	}
 	c.InputBytes = r.readStats.Bytes
+	c.Skipped = r.readStats.Skipped
 	c.Candidates = r.buckets.UniquePairs
 	c.VerifiedPairs = int64(len(r.edges))
 	m := r.result.Metrics
@@ -60,7 +63,16 @@ func (r *run) finish() {
 			}
 		}
 	}
-	rep.Spill.SigBytes = r.sigs.SpilledBytes()
+	// Best matches of the inputs only: a reference document's are no
+	// measure of the input's drift.
+	ref := uint32(r.ref.m)
+	jobspec.AddInputBestMatches(rep, len(r.edges), func(i int) (uint32, uint32, jobspec.Verdict) {
+		e := &r.edges[i]
+		return e.a, e.b, e.Verdict
+	}, func(d uint32) bool { return d >= ref })
+	if r.sigs != nil { // under exact verification, verify reports its own (and these are the reference documents')
+		rep.Spill.SigBytes += r.sigs.SpilledBytes()
+	}
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(r.t0).Seconds()
 }

@@ -1,16 +1,19 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/extsort"
@@ -27,22 +30,24 @@ const Tool = "neardup dedup"
 
 // run is the state of one deduplication.
 type run struct {
-	opts   *Options
-	job    jobspec.Job
-	sketch sketch.Sketch
-	inputs []string
-	tmp    string
-	bar    *progress.Bar
-	rep    *Report
-	t0     time.Time
-	out    outputs // the output files, committed together at the end
+	opts     *Options
+	job      jobspec.Job
+	keptName string // kept.jsonl, or kept.warc.gz
+	sketch   sketch.Sketch
+	inputs   []string
+	tmp      string
+	bar      *progress.Bar
+	rep      *Report
+	t0       time.Time
+	out      outputs // the output files, committed together at the end
 
 	docs     docTable
 	texts    *docstore.Store // document texts, for exact verification, from document textBase on
 	textBase uint32          // the first document with a text record (reference documents without texts come before)
 	textsOn  bool            // a text record has been stored
-	sigs     *docstore.Store // packed signatures
+	sigs     *docstore.Store // packed signatures (under exact verification, of the reference documents only)
 	entries  *extsort.Sorter // (bucket key | document) entries
+	exact    *exactPass      // the exact-duplicate pass, or nil
 
 	ref      refs            // reference documents (Options.Against)
 	stored   *storedSigs     // the inputs' stored signatures (Options.Signatures)
@@ -105,8 +110,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
 	}
-	sk, err := job.Sketch.New()
-	if err != nil {
+	if _, err := job.Sketch.New(); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
@@ -118,22 +122,22 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, job: job, sketch: sk, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	r.out.wrap = wrap
 	defer r.out.abort() // a failed run leaves no output, nor temporary file
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
-	r.rep = jobspec.NewReport(Tool, r.inputs, &o, &r.job)
+	reported := slices.Clone(r.inputs)
 	golden, err := readGolden(&o)
 	if err != nil {
 		return nil, err
 	}
 
-	// Standard input is read twice (signing, then writing kept.jsonl), so it
-	// is spooled to a file first. The report keeps the inputs as given ("-"),
-	// so the spooled names go into a slice of their own.
-	r.inputs = slices.Clone(r.inputs)
+	// Standard input is read twice or more (boilerplate, signing, then
+	// writing kept.jsonl), so it is spooled to a file first. The report
+	// keeps the inputs as given ("-"), so the spooled names go into a slice
+	// of their own.
 	stdin := o.Corpus.Stdin
 	if stdin == nil {
 		stdin = os.Stdin
@@ -148,6 +152,32 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 			r.inputs[i] = path
 		}
 	}
+	// The kept records go to kept.jsonl, or for WARC inputs kept.warc.gz.
+	ext, err := corpus.KeptExtension(r.inputs, &o.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	r.keptName = strings.TrimSuffix(KeptFile, ".jsonl") + ext
+
+	// The first pass over the corpus, when boilerplate lines are dropped:
+	// the set goes into the job's spec before anything is signed.
+	t := time.Now()
+	if o.DropsBoilerplate() {
+		r.bar.Stage("boilerplate", -1, nil)
+	}
+	bp, err := o.ResolveBoilerplate(ctx, r.inputs, &r.job)
+	r.bar.Finish()
+	if err != nil {
+		return nil, err
+	}
+	if r.sketch, err = r.job.Sketch.New(); err != nil {
+		return nil, err
+	}
+	r.rep = jobspec.NewReport(Tool, reported, &o, &r.job)
+	r.rep.Boilerplate = bp
+	if bp != nil {
+		r.rep.Timings = append(r.rep.Timings, Timing{Stage: "boilerplate", Seconds: time.Since(t).Seconds()})
+	}
 
 	// The list of bad records is an output too, committed with the others.
 	if o.BadOut != "" {
@@ -161,17 +191,30 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	// The budget: a quarter for band-key entries (half buffer, half sort
 	// scratch), an eighth each for stored texts and (later) feature sets, a
 	// sixteenth each for signatures, candidate pairs and, while signing, the
-	// check of repeated ids (sign). The rest is for per-document
-	// bookkeeping, batches in flight and the garbage collector, which is told
-	// to keep the heap within the budget (see Run's doc): live data peaks
-	// near half of it.
+	// check of repeated ids (sign). Under exact verification no signature is
+	// kept while signing, so the texts have the signatures' sixteenth too
+	// (and verify's recomputed signatures a sixteenth later). The rest is for
+	// per-document bookkeeping, batches in flight and the garbage collector,
+	// which is told to keep the heap within the budget (see Run's doc): live
+	// data peaks near half of it.
 	m := o.Memory
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
-	r.sigs = docstore.New(tmp, "sigs", m/16)
-	defer r.sigs.Close()
 	if job.Verify == VerifyExact {
-		r.texts = docstore.New(tmp, "texts", m/8)
+		// Exact verification keeps the texts, and recomputes the
+		// signatures of the documents in candidate pairs from them (see
+		// verify): no signature is kept while signing.
+		r.texts = docstore.New(tmp, "texts", m/8+m/16)
 		defer r.texts.Close()
+	} else {
+		r.sigs = docstore.New(tmp, "sigs", m/16)
+		defer r.sigs.Close()
+	}
+	if job.Verify == VerifyExact && len(o.Against) > 0 {
+		// The reference documents' signatures are read (or made) once and
+		// kept: those of a signature file or an index have no text to
+		// recompute them from.
+		r.sigs = docstore.New(tmp, "sigs", m/16)
+		defer r.sigs.Close()
 	}
 	// The ids of reference documents: only those in verified pairs are
 	// read back.
@@ -189,6 +232,14 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}
 		defer r.sigOut.Abort()
 	}
+	if !o.SkipExactPass {
+		if k, err := r.sketch.NewSketcher(); err != nil {
+			return nil, err
+		} else if _, ok := k.(sketch.TextHasher); ok {
+			r.exact = newExactPass(m, tmp)
+		}
+	}
+	r.rep.Config.ExactPass = r.exact != nil
 	defer acquireBudget(m)()
 
 	type stage struct {
@@ -226,6 +277,13 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	r.finish()
 	if golden != nil {
 		r.rep.Golden = r.scoreGolden(golden)
+	}
+	if bp != nil {
+		if err := r.out.write(filepath.Join(outDir, boilerplate.FileName), func(w *bufio.Writer) error {
+			return boilerplate.WriteLines(w, r.job.Sketch.Spec, bp)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.writeReport(filepath.Join(outDir, ReportFile)); err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
@@ -17,6 +18,7 @@ const (
 	docOK    uint8 = iota // signed and banded
 	docEmpty              // no features: never a near duplicate, always kept
 	docBad                // skipped under SkipBad: not written
+	docCopy               // an exact copy of an earlier document (exact.go): not banded
 )
 
 // signed is what a worker makes of one batch of records, in record order.
@@ -34,6 +36,8 @@ type signed struct {
 	textEnd []int
 	sigs    []uint64 // Words() per OK document (none when signatures are stored)
 	entries []uint64
+	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
+	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
 }
 
 // signer is one worker's state. Documents are numbered by their input
@@ -42,11 +46,20 @@ type signed struct {
 // documents.
 type signer struct {
 	sk      sketch.Sketcher
+	drift   drift.Distributions // of the documents this worker signed
 	keys    []uint64
 	base    uint32 // documents numbered before these records'
 	keepTx  bool   // keep texts (exact verification, stored signatures)
 	stored  bool   // signatures are read, not made (Options.Signatures): parse only
 	maxText int    // capacity of texts kept across batches
+
+	// The exact-duplicate pass (exact.go), when th is not nil.
+	th    sketch.TextHasher
+	exact *exactPass
+	batch map[[2]uint64]struct{} // the hashes of this batch's signed documents
+	// signAll: a copy the table already knows is signed all the same
+	// (Options.SignaturesOut writes every document's signature).
+	signAll bool
 }
 
 // begin empties out, which holds an earlier batch's documents, for b.
@@ -61,6 +74,8 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
+	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
+	clear(w.batch)
 	if w.keepTx && cap(out.texts) < b.Bytes() {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -78,19 +93,42 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
+	if w.th != nil {
+		hi, lo, empty := w.th.TextHash(doc.Text)
+		if !empty {
+			out.hashes = append(out.hashes, hi, lo)
+			k := [2]uint64{hi, lo}
+			if _, ok := w.batch[k]; (ok || w.exact.has(k)) && !w.signAll {
+				// A copy of an earlier document: not signed (nor, with
+				// stored signatures, banded).
+				out.status = append(out.status, docCopy)
+				out.textEnd = append(out.textEnd, len(out.texts))
+				out.entEnd = append(out.entEnd, len(out.entries))
+				return nil
+			}
+			w.batch[k] = struct{}{}
+		}
+	}
 	if w.stored {
-		// The collector takes the stored signature, in input order.
+		// The collector takes the stored signature, in input order, and
+		// makes the band-key entries (takeStored). The features are not
+		// counted (report.json's drift has none): that takes hashing.
+		w.drift.TextBytes.Add(float64(len(doc.Text)))
 		out.status = append(out.status, docOK)
 		out.texts = append(out.texts, doc.Text...)
 		out.textEnd = append(out.textEnd, len(out.texts))
+		out.entEnd = append(out.entEnd, len(out.entries))
 		return nil
 	}
 	n := len(out.sigs)
+	before := w.sk.Metrics().Features
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
+	w.drift.AddDocument(int64(len(doc.Text)), w.sk.Metrics().Features-before)
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
 		out.textEnd = append(out.textEnd, len(out.texts))
+		out.entEnd = append(out.entEnd, len(out.entries))
 		return nil
 	}
 	out.sigs = sigs
@@ -101,6 +139,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.textEnd = append(out.textEnd, len(out.texts))
 	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
 	out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
+	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
 }
 
@@ -114,6 +153,7 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
 	out.textEnd = append(out.textEnd, len(out.texts))
+	out.entEnd = append(out.entEnd, len(out.entries))
 }
 
 // sign reads every input, signs every document on all workers (or takes
@@ -133,15 +173,38 @@ func (r *run) sign(ctx context.Context) error {
 		return err
 	}
 	defer r.ids.Close()
-	r.parseStats, r.readStats, r.hashMetrics, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, r.collect)
+	var dr drift.Distributions
+	r.parseStats, r.readStats, r.hashMetrics, dr, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, true, r.collect)
 	if err != nil {
 		return err
+	}
+	if err := r.rep.Drift.Merge(dr); err != nil {
+		return err
+	}
+	// Records the reader skipped as bad after the last one it handed out
+	// leave no gap for collect to fill: they are bad documents too.
+	for int64(r.docs.len()) < r.readStats.Records {
+		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+			return err
+		}
 	}
 	if err := r.finishSign(); err != nil {
 		return err
 	}
+	if r.exact != nil {
+		// Copies are numbered as in band-key entries, after the
+		// reference documents.
+		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy }); err != nil {
+			return err
+		}
+	}
 	if err := r.checkIDs(); err != nil {
 		return err
+	}
+	if r.exact != nil && r.dropped > 0 {
+		if err := r.exact.dropBad(r.docs.status, r.ref.n, r.docs.id); err != nil {
+			return err
+		}
 	}
 	if err := r.checkMissing(); err != nil {
 		return err
@@ -160,12 +223,17 @@ func (r *run) sign(ctx context.Context) error {
 
 // signCorpus reads the corpus inputs, signs every document on all workers
 // (only parses it, if stored) and hands the results, in input order, to
-// collect; the records' documents are numbered from base on. It returns the
-// parsers' and the reader's statistics and the signing metrics.
-func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, base uint32, stored bool, collect func(*signed) error) (parse, read corpus.Stats, hash minhash.Metrics, err error) {
+// collect; the records' documents are numbered from base on. Only the
+// inputs (input) go through the exact-duplicate pass: a reference document
+// is never a copy nor the first of copies, so an input that is an exact
+// copy of one is signed and paired with it as a run without the pass pairs
+// it. It returns the parsers' and the reader's statistics, the signing
+// metrics and the drift distributions of the documents signed.
+func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, base uint32, stored, input bool, collect func(*signed) error) (parse, read corpus.Stats, hash minhash.Metrics, dr drift.Distributions, err error) {
+	dr = drift.NewDistributions()
 	reader, err := corpus.NewReader(inputs, &r.opts.Corpus)
 	if err != nil {
-		return parse, read, hash, err
+		return parse, read, hash, dr, err
 	}
 	defer reader.Close()
 	r.bar.Stage(stage, reader.Progress().Total, func() int64 { return reader.Progress().Read })
@@ -180,6 +248,10 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			}
 			w.base, w.stored = base, stored
 			w.keepTx = w.keepTx || stored
+			if !input {
+				w.th = nil
+			}
+			w.signAll = r.sigOut != nil
 			signers = append(signers, w)
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
 		},
@@ -196,12 +268,15 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			return nil
 		})
 	if err != nil {
-		return parse, read, hash, err
+		return parse, read, hash, dr, err
 	}
 	for _, w := range signers {
 		hash = hash.Add(w.sk.Metrics())
+		if err := dr.Merge(w.drift); err != nil {
+			return parse, read, hash, dr, err
+		}
 	}
-	return parse, reader.Stats(), hash, nil
+	return parse, reader.Stats(), hash, dr, nil
 }
 
 // checkIDs finds the ids that repeat an earlier document's. Without SkipBad
@@ -257,7 +332,12 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	return &signer{sk: sk, keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
+	w := &signer{sk: sk, drift: drift.NewDistributions(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	if r.exact != nil {
+		w.th, _ = sk.(sketch.TextHasher)
+		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
+	}
+	return w, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.
@@ -268,7 +348,7 @@ func (r *run) collect(s *signed) error {
 		}
 	}
 	words := r.sketch.Words()
-	id0, tx0, sg := 0, 0, 0
+	id0, tx0, sg, hs, en := 0, 0, 0, 0, 0
 	for j, idx := range s.index {
 		// Records the reader skipped (too large, under SkipBad) leave gaps.
 		for int64(r.docs.len()) < idx {
@@ -279,30 +359,52 @@ func (r *run) collect(s *signed) error {
 		if int64(r.docs.len()) != idx {
 			return fmt.Errorf("dedup: internal error: record %d arrived at position %d", idx, r.docs.len())
 		}
-		if s.status[j] != docBad {
+		st := s.status[j]
+		if st != docBad {
 			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
 			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
 				return err
 			}
 		}
 		var sig []uint64
-		if s.status[j] == docOK {
+		if st == docOK {
 			sig = s.sigs[sg : sg+words]
 			sg += words
 		}
 		text := s.texts[tx0:s.textEnd[j]]
-		if s.status[j] != docOK {
+		if st != docOK {
 			text = nil // kept only for the stored signatures' check
 		}
-		if err := r.addDoc(s.status[j], s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, sig); err != nil {
+		// The signature file gets every signed document's signature, a
+		// copy's included (signed: signer.signAll), before the exact pass
+		// drops it.
+		if err := r.writeSignature(st, s.ids[id0:s.idEnd[j]], sig); err != nil {
 			return err
 		}
-		if err := r.writeSignature(s.status[j], s.ids[id0:s.idEnd[j]], sig); err != nil {
+		entries := s.entries[en:s.entEnd[j]]
+		if (st == docOK || st == docCopy) && len(s.hashes) > 0 {
+			// The exact pass decides, in input order, whether the document
+			// is the first of its text or a copy (whose signature and band
+			// keys, if a worker made them, are dropped). Documents are
+			// numbered as in band-key entries, after the reference ones.
+			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
+			if err != nil {
+				return err
+			}
+			hs += 2
+			if first >= 0 {
+				st, sig, text, entries = docCopy, nil, nil, nil
+			}
+		}
+		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, sig); err != nil {
 			return err
 		}
-		id0, tx0 = s.idEnd[j], s.textEnd[j]
+		if err := r.entries.Add(entries...); err != nil {
+			return err
+		}
+		id0, tx0, en = s.idEnd[j], s.textEnd[j], s.entEnd[j]
 	}
-	return r.entries.Add(s.entries...)
+	return nil
 }
 
 func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, sig []uint64) error {
@@ -317,6 +419,9 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 		if _, err := r.texts.Append(text); err != nil {
 			return err
 		}
+	}
+	if r.sigs == nil || r.job.Verify == VerifyExact { // exact verification recomputes them (see verify)
+		return nil
 	}
 	_, err := r.sigs.AppendUint64s(sig)
 	return err

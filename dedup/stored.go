@@ -73,55 +73,75 @@ func (r *run) openStored() error {
 // next document, and it must turn out to be such an occurrence
 // (checkMissing).
 func (r *run) takeStored(s *signed) error {
-	st := r.stored
 	words := r.sketch.Words()
 	id0, tx0 := 0, 0
+	// The entries are made here, document by document: entEnd is rebuilt.
+	s.entries = s.entries[:0]
 	for j, idx := range s.index {
 		id, text := s.ids[id0:s.idEnd[j]], s.texts[tx0:s.textEnd[j]]
 		id0, tx0 = s.idEnd[j], s.textEnd[j]
-		if s.status[j] != docOK {
-			continue
+		if err := r.takeStoredDoc(s, j, idx, id, text, words); err != nil {
+			return err
 		}
-		if !st.held {
-			err := st.r.Next(&st.rec)
-			if errors.Is(err, io.EOF) && !r.opts.Corpus.SkipBad {
-				return fmt.Errorf("dedup: %w: --signatures %s ends after %d records; %s:%d (id %q) has none",
-					jobspec.ErrStoredSignatures, st.path, st.r.Count(), s.file[j], s.line[j], id)
-			}
-			switch {
-			case errors.Is(err, io.EOF):
-				st.eof = true
-			case err != nil:
-				return fmt.Errorf("dedup: --signatures: %w", err)
-			}
-		}
-		var sig []uint64
-		switch {
-		case !st.eof && string(st.rec.ID) == string(id):
-			st.held = false
-			sig = st.rec.Sig
-			if r.sketch.Empty(sig) {
-				if _, empty := st.sk.Sign(nil, text); empty {
-					s.status[j] = docEmpty
-					continue
-				}
-			}
-		case r.opts.Corpus.SkipBad:
-			st.held = !st.eof
-			st.missing = append(st.missing, missingSig{index: idx, file: s.file[j], line: s.line[j], id: string(id)})
-			var empty bool
-			if sig, empty = st.sk.Sign(nil, text); empty {
-				s.status[j] = docEmpty
-				continue
-			}
-		default:
-			return fmt.Errorf("dedup: %w: record %d of --signatures %s has id %q; %s:%d, the document it stands for, has id %q",
-				jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.file[j], s.line[j], id)
-		}
-		s.sigs = append(s.sigs, sig...)
-		st.keys = st.sk.AppendBucketKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])
-		s.entries = sketch.AppendEntries(s.entries, st.keys, r.ref.n+uint32(idx))
+		s.entEnd[j] = len(s.entries)
 	}
+	return nil
+}
+
+// takeStoredDoc is takeStored's work on document j of s. A copy the exact
+// pass's workers already found (docCopy) has its record read and its id
+// checked, and no signature nor entries: a copy needs no signing anyway.
+func (r *run) takeStoredDoc(s *signed, j int, idx int64, id, text []byte, words int) error {
+	st := r.stored
+	isCopy := s.status[j] == docCopy
+	if s.status[j] != docOK && !isCopy {
+		return nil
+	}
+	if !st.held {
+		err := st.r.Next(&st.rec)
+		if errors.Is(err, io.EOF) && !r.opts.Corpus.SkipBad {
+			return fmt.Errorf("dedup: %w: --signatures %s ends after %d records; %s:%d (id %q) has none",
+				jobspec.ErrStoredSignatures, st.path, st.r.Count(), s.file[j], s.line[j], id)
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			st.eof = true
+		case err != nil:
+			return fmt.Errorf("dedup: --signatures: %w", err)
+		}
+	}
+	var sig []uint64
+	switch {
+	case !st.eof && string(st.rec.ID) == string(id):
+		st.held = false
+		if isCopy {
+			return nil
+		}
+		sig = st.rec.Sig
+		if r.sketch.Empty(sig) {
+			if _, empty := st.sk.Sign(nil, text); empty {
+				s.status[j] = docEmpty
+				return nil
+			}
+		}
+	case r.opts.Corpus.SkipBad:
+		st.held = !st.eof
+		st.missing = append(st.missing, missingSig{index: idx, file: s.file[j], line: s.line[j], id: string(id)})
+		if isCopy {
+			return nil
+		}
+		var empty bool
+		if sig, empty = st.sk.Sign(nil, text); empty {
+			s.status[j] = docEmpty
+			return nil
+		}
+	default:
+		return fmt.Errorf("dedup: %w: record %d of --signatures %s has id %q; %s:%d, the document it stands for, has id %q",
+			jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.file[j], s.line[j], id)
+	}
+	s.sigs = append(s.sigs, sig...)
+	st.keys = st.sk.AppendBucketKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])
+	s.entries = sketch.AppendEntries(s.entries, st.keys, r.ref.n+uint32(idx))
 	return nil
 }
 

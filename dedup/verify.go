@@ -7,6 +7,7 @@ import (
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/ordered"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // edge is a verified pair: documents a < b and the verdict (the signature
@@ -17,21 +18,40 @@ type edge struct {
 }
 
 // verify checks every candidate pair and keeps the verified ones as edges.
+//
+// Under exact verification the signatures were not kept while signing (512
+// bytes a document at K = 128, most of them never in a candidate pair, which
+// made their spill the largest write of a run): featureSets recomputes those
+// of the documents in candidate pairs from their texts, beside their feature
+// sets, numbered as the feature sets (the stored signatures of reference
+// documents without texts are kept in r.sigs: see Run).
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
+	sigs := r.sigs
 	var feats *docstore.Store
 	var featRec []int32 // by document − r.textBase
 	if r.job.Verify == VerifyExact {
 		var err error
-		feats, featRec, err = r.featureSets(ctx)
+		feats, sigs, featRec, err = r.featureSets(ctx)
 		if err != nil {
 			return err
 		}
 		defer feats.Close()
+		defer sigs.Close()
+		r.rep.Spill.SigBytes = sigs.SpilledBytes()
+	}
+	// sig reads document d's signature: recomputed under exact
+	// verification, but for a reference document without text, whose
+	// stored signature r.sigs keeps (numbered as the reference documents).
+	sig := func(dst []uint64, d uint32) ([]uint64, error) {
+		if featRec != nil && !r.ref.textless(d) {
+			return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
+		}
+		return r.sigs.GetUint64s(dst, int(d))
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
-	return ordered.Pipeline(ctx, r.opts.Workers,
+	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
 		},
@@ -52,7 +72,7 @@ func (r *run) verify(ctx context.Context) error {
 					textless := r.ref.textless(a)
 					var err error
 					if int64(a) != lastA {
-						if sa, err = r.sigs.GetUint64s(sa[:0], int(a)); err != nil {
+						if sa, err = sig(sa[:0], a); err != nil {
 							return nil, err
 						}
 						if feats != nil && !textless {
@@ -62,7 +82,7 @@ func (r *run) verify(ctx context.Context) error {
 						}
 						lastA = int64(a)
 					}
-					if sb, err = r.sigs.GetUint64s(sb[:0], int(b)); err != nil {
+					if sb, err = sig(sb[:0], b); err != nil {
 						return nil, err
 					}
 					var d jobspec.Verdict
@@ -89,15 +109,30 @@ func (r *run) verify(ctx context.Context) error {
 			r.edges = append(r.edges, es...)
 			return nil
 		})
+	if err != nil {
+		return err
+	}
+	return r.expandExact()
 }
 
-// featureSets computes, for every document in a candidate pair that is
-// verified exactly (not one with a reference document without text), its
-// sorted feature set, in parallel, and stores them; featRec maps a document
-// d ≥ r.textBase to its record, at d − r.textBase (or -1).
-func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error) {
+// featSig is what a worker makes of a chunk of documents: their feature
+// sets, one after the other (feature set i ends at end[i]), and their
+// signatures, Words() words each.
+type featSig struct {
+	feats []uint64
+	end   []int
+	sigs  []uint64
+}
+
+// featureSets computes, for every document in a candidate pair, its sorted
+// feature set and its signature, in parallel, and stores them; featRec maps a
+// document d ≥ r.textBase to its record in both stores, at d − r.textBase
+// (or -1). A reference document without text (a signature file's or an
+// index's) has neither: its pairs are verified by the estimate, from its
+// stored signature (r.sigs) and its input's recomputed one.
+func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, featRec []int32, err error) {
 	n := int(r.ref.n) + r.docs.len() - int(r.textBase)
-	featRec := make([]int32, n)
+	featRec = make([]int32, n)
 	for i := range featRec {
 		featRec[i] = -1
 	}
@@ -112,21 +147,26 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 		for _, p := range c {
 			if a := uint32(p >> 32); !r.ref.textless(a) {
 				mark(a)
-				mark(uint32(p))
 			}
+			mark(uint32(p)) // an input: its signature is recomputed
+
 		}
 		return nil
 	}); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	slices.Sort(need)
 	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
-	feats := docstore.New(r.tmp, "features", r.opts.Memory/8)
+	// The shares of the budget: an eighth for feature sets, a sixteenth for
+	// signatures (see Run).
+	feats = docstore.New(r.tmp, "features", r.opts.Memory/8)
+	sigs = docstore.New(r.tmp, "sigs", r.opts.Memory/16)
+	words := r.sketch.Words()
 	const chunk = 64
 	pos := 0 // next document of need to store
-	err := ordered.Pipeline(ctx, r.opts.Workers,
+	err = ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint32) error) error {
 			for i := 0; i < len(need); i += chunk {
 				if err := emit(need[i:min(i+chunk, len(need))]); err != nil {
@@ -135,44 +175,60 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 			}
 			return nil
 		},
-		func() func([]uint32) ([][]uint64, error) {
+		func() func([]uint32) (*featSig, error) {
 			v, err := r.job.NewVerifier(r.sketch)
+			var sk sketch.Sketcher
+			if err == nil {
+				sk, err = r.sketch.NewSketcher()
+			}
 			var text []byte
-			return func(docs []uint32) ([][]uint64, error) {
+			var fs []uint64
+			return func(docs []uint32) (*featSig, error) {
 				if err != nil {
 					return nil, err
 				}
-				out := make([][]uint64, len(docs))
+				out := &featSig{end: make([]int, len(docs)), sigs: make([]uint64, 0, len(docs)*words)}
 				for i, d := range docs {
 					var err error
 					if text, err = r.texts.Get(text[:0], int(d-r.textBase)); err != nil {
 						return nil, err
 					}
-					out[i] = v.Features(nil, text)
+					fs = v.Features(fs, text)
+					out.feats = append(out.feats, fs...)
+					out.end[i] = len(out.feats)
+					// The document was signed before, so its signature
+					// is not that of the empty set.
+					out.sigs, _ = sk.Sign(out.sigs, text)
 				}
 				return out, nil
 			}
 		},
-		func(sets [][]uint64) error {
-			for _, s := range sets {
+		func(fsg *featSig) error {
+			lo := 0
+			for i, hi := range fsg.end {
 				d := need[pos]
 				pos++
-				rec, err := feats.AppendUint64s(s)
+				rec, err := feats.AppendUint64s(fsg.feats[lo:hi])
 				if err != nil {
 					return err
 				}
+				if _, err := sigs.AppendUint64s(fsg.sigs[i*words : (i+1)*words]); err != nil {
+					return err
+				}
 				featRec[d-r.textBase] = int32(rec)
+				lo = hi
 			}
-			r.bar.Add(int64(len(sets)), 0)
+			r.bar.Add(int64(len(fsg.end)), 0)
 			return nil
 		})
 	if err != nil {
 		feats.Close()
-		return nil, nil, err
+		sigs.Close()
+		return nil, nil, nil, err
 	}
 	// The texts are no longer needed.
 	r.rep.Spill.TextBytes = r.texts.SpilledBytes()
 	r.texts.Close()
 	r.texts = nil
-	return feats, featRec, nil
+	return feats, sigs, featRec, nil
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/neardup/neardup/beam/cc"
 	"github.com/neardup/neardup/beam/internal/files"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
@@ -57,6 +61,13 @@ type Options struct {
 	// (see package cc): more rounds per pipeline mean fewer pipelines to
 	// start. Default DefaultRounds; range 1 to MaxRounds.
 	Rounds int
+	// KeyFile is the file the workers read the secret key of a keyed spec
+	// from (Dedup.Spec.Key, neardup-beam --key-file): a local path for a
+	// runner on this machine, or a path every worker can read (gs://… on
+	// Dataflow). The key itself is never put in the pipeline, which runners
+	// store and show; each worker reads it and checks it against the key's
+	// fingerprint. Required with a keyed spec, ignored otherwise. Default "".
+	KeyFile string
 	// Run runs each pipeline. Required.
 	Run Runner
 	// Log, if not nil, receives one line per pipeline run.
@@ -87,13 +98,27 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if err := Supported(&dopts); err != nil {
 		return nil, err
 	}
-	if job.Sketch.Spec.Key != nil {
-		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)
+	if dopts.Boilerplate != jobspec.BoilerplateOff {
+		return nil, fmt.Errorf("%w: --boilerplate %s is counted on one machine: run neardup boilerplate (or neardup dedup --boilerplate, which writes boilerplate.tsv) and give %s the file with --boilerplate-lines", jobspec.ErrInvalidOptions, dopts.Boilerplate, Tool)
 	}
 	if err := checkOptions(o); err != nil {
 		return nil, err
 	}
 	splits, err := expandInputs(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	keptName, err := keptName(splits, &dopts.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	bp, err := readBoilerplate(ctx, dopts.BoilerplateLines, &job)
+	if err != nil {
+		return nil, err
+	}
+	// The spec the workers get, its boilerplate set included, without its
+	// key: a keyed job ships the key's id, and the workers read the key file.
+	shipped, keyID, err := shipJob(job, o.KeyFile)
 	if err != nil {
 		return nil, err
 	}
@@ -133,8 +158,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 			return nil, fmt.Errorf("%s: --signatures-out: %w", Tool, err)
 		}
 	}
-	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
-		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), SignaturesOut: dopts.SignaturesOut}
+	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: shipped, KeyID: keyID, KeyFile: o.KeyFile, Out: outDir, SingleFile: o.SingleFile,
+		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), KeptName: keptName, SignaturesOut: dopts.SignaturesOut}
 
 	var timings []jobspec.Timing
 	runJob := func(name string, p *beam.Pipeline) error {
@@ -182,7 +207,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
 		return nil, err
 	}
-	rep := jobspec.NewReport(Tool, inputs, &dopts, &c.Job)
+	rep := jobspec.NewReport(Tool, inputs, &dopts, &job) // the keyed spec: its key's id, never the key
+	rep.Boilerplate = bp
 	fillReport(rep, &c, st1.merge(st2))
 	rep.Timings = timings
 	rep.PeakRSSBytes = peakRSS()
@@ -217,6 +243,42 @@ func Supported(o *jobspec.Options) error {
 			jobspec.ErrInvalidOptions, Tool)
 	}
 	return nil
+}
+
+// keptName returns the name of the kept records' file for the splits, as
+// neardup dedup names it: kept.jsonl, or kept.warc.gz (kept.warc.wet.gz)
+// for WARC (WET) splits. Remote splits are judged by their names.
+func keptName(splits []string, o *corpus.Options) (string, error) {
+	var ext string
+	var err error
+	if slices.ContainsFunc(splits, isRemote) {
+		ext, err = corpus.KeptExtensionOf(splits, o.Format)
+	} else {
+		ext, err = corpus.KeptExtension(splits, o)
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(jobspec.KeptFile, ".jsonl") + ext, nil
+}
+
+// readBoilerplate reads the lines file path (local or remote), counted
+// under j's spec, and puts its set in j's spec; it returns what it read,
+// or nil for no file.
+func readBoilerplate(ctx context.Context, path string, j *jobspec.Job) (*boilerplate.Result, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := files.ReadFile(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --boilerplate-lines: %w", jobspec.ErrInvalidOptions, err)
+	}
+	res, err := boilerplate.ReadLines(bytes.NewReader(data), path, j.Sketch.Spec)
+	if err != nil {
+		return nil, err
+	}
+	j.Sketch.Spec.Boilerplate = res.Set
+	return res, nil
 }
 
 // Defaults and limits of Options.
@@ -335,27 +397,19 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 	slices.SortFunc(st.Splits, func(a, b SplitStats) int { return a.Split - b.Split })
 	cnt := &rep.Counts
 	var hash minhash.Metrics
-	// dedup numbers documents up to the last record the reader handed out:
-	// records skipped at the very end of the inputs are not counted.
-	last := -1
-	for i, sp := range st.Splits {
-		if sp.Emitted > 0 {
-			last = i
-		}
-	}
-	for i, sp := range st.Splits {
+	// Every record read is a document, bad ones included (those the reader
+	// skips at the very end too, as neardup dedup counts them).
+	for _, sp := range st.Splits {
 		cnt.Empty += sp.Empty
 		cnt.InputBytes += sp.Bytes
-		switch {
-		case i < last:
-			cnt.Documents += sp.Records
-			cnt.Bad += sp.ReaderBad + sp.ParseBad
-		case i == last:
-			cnt.Documents += sp.LastLocal + 1
-			cnt.Bad += sp.LastLocal + 1 - sp.Emitted + sp.ParseBad
-		}
+		cnt.Documents += sp.Records
+		cnt.Bad += sp.ReaderBad + sp.ParseBad
+		cnt.Skipped += sp.Skipped
 		hash = hash.Add(sp.Hash)
 	}
+	// This job has no exact-duplicate pass: it signs every document (the
+	// outputs are neardup dedup's either way).
+	rep.Config.ExactPass = false
 	rep.Signatures = jobspec.NewSignatureReport(hash)
 	cnt.Candidates = st.Candidates
 	exact := c.Job.Verify == jobspec.VerifyExact
@@ -372,6 +426,10 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 		}
 	}
 	cnt.Clusters, cnt.Removed, cnt.Kept = st.Clusters.Clusters, st.Clusters.Removed, st.Kept
+	for _, sp := range st.Splits {
+		rep.Drift.Merge(sp.Drift) // same bins: cannot fail
+	}
+	rep.Drift.BestSimilarity.Merge(st.Best)
 	for _, s := range st.Clusters.Sizes {
 		rep.Sizes = append(rep.Sizes, jobspec.ClusterSizeBin{Size: s.Size, Count: int(s.Count)})
 	}
@@ -442,6 +500,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, candidatesToStats, candCounts),
 		beam.ParDo(st, verifiedDocsToStats, infoCounts),
 		beam.ParDo(st, histToStats, edges),
+		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))
 	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
 	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs

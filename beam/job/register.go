@@ -50,6 +50,9 @@ func init() {
 	register.Function1x1(histToStats)
 	register.Function1x1(clusterStatsToStats)
 	register.Function1x1(keptToStats)
+	register.Function2x0(edgeEnds)
+	register.Function2x1(maxSim)
+	register.Function2x1(bestToStats)
 	register.Function1x2(statsJSON)
 	register.Function4x0(firstIDsFn)
 
@@ -62,6 +65,7 @@ func init() {
 	register.Emitter1[ClusterStats]()
 	register.Emitter1[Stats]()
 	register.Emitter2[uint64, uint64]()
+	register.Emitter2[uint64, float64]()
 	register.Emitter2[int, []byte]()
 	register.Iter1[[]byte]()
 	register.Emitter2[int, int64]()

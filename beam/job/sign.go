@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
 )
@@ -21,7 +22,11 @@ type SplitStats struct {
 	ParseBad  int64           // records that failed to parse (under SkipBad)
 	Empty     int64           // documents without features
 	Bytes     int64           // record bytes read, decompressed
+	Skipped   int64           // WARC and WET records that are not documents (corpus Stats.Skipped)
 	Hash      minhash.Metrics // the signing metrics of the split's documents
+	// Drift counts the split's parsed documents by text length and
+	// features (report.json's drift, less the best-match similarities).
+	Drift drift.Distributions
 }
 
 // eachRecord reads split i of c and calls fn with every record, in order,
@@ -32,6 +37,11 @@ func eachRecord(ctx context.Context, c *Config, i int, fn func(rec *corpus.Recor
 		return corpus.Stats{}, err
 	}
 	defer cleanup()
+	return eachRecordAt(ctx, c, path, fn)
+}
+
+// eachRecordAt is eachRecord for a split already at a local path.
+func eachRecordAt(ctx context.Context, c *Config, path string, fn func(rec *corpus.Record) (bool, error)) (corpus.Stats, error) {
 	r, err := corpus.NewReader([]string{path}, c.Corpus.options())
 	if err != nil {
 		return corpus.Stats{}, err
@@ -67,13 +77,18 @@ type sketcher struct {
 }
 
 // newReading returns what reading and signing documents of c takes, for one
-// goroutine: a corpus parser and a sketcher.
-func newReading(c *Config) (*corpus.Parser, *sketcher, error) {
+// goroutine: a corpus parser and a sketcher (of the keyed spec, its key read
+// back, for a keyed job).
+func newReading(ctx context.Context, c *Config) (*corpus.Parser, *sketcher, error) {
 	parser, err := corpus.NewParser(c.Corpus.options())
 	if err != nil {
 		return nil, nil, err
 	}
-	k, err := c.Job.Sketch.NewSketcher()
+	job, err := c.sketchJob(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	k, err := job.Sketch.NewSketcher()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -102,11 +117,11 @@ type signFn struct{ C Config }
 // ProcessElement reads and signs split sp, emits its documents' band-key
 // entries in per-partition batches and then the split's statistics.
 func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []byte), stats func(SplitStats)) error {
-	parser, k, err := newReading(&f.C)
+	parser, k, err := newReading(ctx, &f.C)
 	if err != nil {
 		return err
 	}
-	st := SplitStats{Split: sp.Index, LastLocal: -1}
+	st := SplitStats{Split: sp.Index, LastLocal: -1, Drift: drift.NewDistributions()}
 	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
 	var sigs *sigWriter
 	if f.C.SignaturesOut != "" {
@@ -129,7 +144,9 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			st.ParseBad++
 			return true, nil
 		}
+		before := k.Metrics().Features
 		signed := k.sign(doc.Text)
+		st.Drift.AddDocument(int64(len(doc.Text)), k.Metrics().Features-before)
 		if sigs != nil {
 			// Every document that parses, the empty set's signature for a
 			// text without features: what neardup sign writes.
@@ -156,7 +173,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return err
 		}
 	}
-	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
+	st.Records, st.ReaderBad, st.Bytes, st.Skipped = rs.Records, rs.Bad, rs.Bytes, rs.Skipped
 	st.Hash = k.Metrics()
 	stats(st)
 	return nil

@@ -24,13 +24,19 @@ type sigWriter struct {
 	closed bool
 }
 
-// newSigWriter starts the signature shard of split i.
+// newSigWriter starts the signature shard of split i. Its header names the
+// spec the signatures are made under: for a keyed job the one with its key
+// (Config.sketchJob), whose canonical form has the key's id, not c.Job's,
+// shipped without the key.
 func newSigWriter(ctx context.Context, c *Config, i int) (*sigWriter, error) {
-	h := sigfile.MinHashHeader(c.Job.Sketch.Spec, c.Job.Sketch.Params)
+	job, err := c.sketchJob(ctx)
+	if err != nil {
+		return nil, err
+	}
+	h := sigfile.MinHashHeader(job.Sketch.Spec, job.Sketch.Params)
 	h.Shard, h.Shards = i, len(c.Splits)
 	path := joinPath(c.SignaturesOut, sigfile.ShardName(SignaturesPrefix, i, len(c.Splits)))
 	s := &sigWriter{path: path}
-	var err error
 	if !isRemote(path) {
 		s.w, err = sigfile.Create(path, h)
 		return s, err

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/neardup/neardup/internal/drift"
 )
 
 // OrdID is a document's number and id.
@@ -26,6 +28,9 @@ type Stats struct {
 	FirstIDs     []OrdID      // ids of the listed buckets' first members
 	Clusters     ClusterStats // summed over the components
 	Kept         int64        // records written to kept.jsonl
+	// Best counts each document of a verified pair by its best match's
+	// estimated similarity (report.json's drift.best_similarity).
+	Best drift.Histogram
 }
 
 func (a Stats) merge(b Stats) Stats {
@@ -44,6 +49,11 @@ func (a Stats) merge(b Stats) Stats {
 	a.FirstIDs = append(slices.Clone(a.FirstIDs), b.FirstIDs...)
 	a.Clusters = a.Clusters.merge(b.Clusters)
 	a.Kept += b.Kept
+	best := drift.Histogram{Upper: a.Best.Upper, Counts: slices.Clone(a.Best.Counts)}
+	if err := best.Merge(b.Best); err != nil {
+		panic("job: " + err.Error()) // every Best has drift.SimilarityBounds
+	}
+	a.Best = best
 	return a
 }
 
@@ -73,7 +83,25 @@ func verifiedDocsToStats(n int64) Stats        { return Stats{VerifiedDocs: n} }
 func histToStats(e Edge) Stats                 { return Stats{Hist: edgeHist(e)} }
 func clusterStatsToStats(c ClusterStats) Stats { return Stats{Clusters: c} }
 func keptToStats(n int64) Stats                { return Stats{Kept: n} }
-func statsJSON(s Stats) ([]byte, error)        { return json.Marshal(s) }
+
+// edgeEnds emits both documents of a verified pair with its estimated
+// similarity.
+func edgeEnds(e Edge, emit func(uint64, float64)) {
+	emit(e.A, e.Est)
+	emit(e.B, e.Est)
+}
+
+// maxSim keeps the larger similarity (CombinePerKey: a document's best
+// match).
+func maxSim(a, b float64) float64 { return max(a, b) }
+
+// bestToStats counts a document's best similarity.
+func bestToStats(_ uint64, sim float64) Stats {
+	h := drift.New(drift.SimilarityBounds)
+	h.Add(sim)
+	return Stats{Best: h}
+}
+func statsJSON(s Stats) ([]byte, error) { return json.Marshal(s) }
 
 // edgeHist is the histogram of one verified pair: both columns are filled,
 // and the driver drops Exact when it was not computed.

@@ -103,7 +103,7 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 		n++
 	}
 	need = need[:n]
-	parser, k, err := newReading(&f.C)
+	parser, k, err := newReading(ctx, &f.C)
 	if err != nil {
 		return err
 	}
@@ -180,13 +180,18 @@ type verifyFn struct {
 	sa, sb, fa, fb []uint64
 }
 
-// Setup builds the job's verifier.
-func (f *verifyFn) Setup() error {
-	sk, err := f.C.Job.Sketch.New()
+// Setup builds the job's verifier (of the keyed spec, its key read back,
+// for a keyed job: exact verification shingles under it).
+func (f *verifyFn) Setup(ctx context.Context) error {
+	job, err := f.C.sketchJob(ctx)
 	if err != nil {
 		return err
 	}
-	f.v, err = f.C.Job.NewVerifier(sk)
+	sk, err := job.Sketch.New()
+	if err != nil {
+		return err
+	}
+	f.v, err = job.NewVerifier(sk)
 	return err
 }
 

@@ -60,7 +60,8 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"multi-probe": {"-1", "3"}, "bucket-cap": {"0", "1", "-1", "1000000"}, "verify": {"maybe"}, "cluster": {"ring"},
 		"keep": {"last"}, "workers": {"-1", "100000"}, "memory": {"0", "1e30GiB", "-4GiB", "1MiB", "x"}, "tmp-dir": {missing},
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
-		"seed": {"-1"}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
+		"seed": {"-1"}, "key-file": {missing, sample}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
+		"html": {}, "exact-pass": {}, "boilerplate": {"0", "1", "-1", "x", "always"}, "boilerplate-lines": {missing},
 		"against": {"", "-", missing}, "signatures": {"-", missing}, "signatures-out": {t.TempDir(), filepath.Join(missing, "sigs.ndsf")},
 		"bad-out": {"x", "-"},
 	})
@@ -77,7 +78,7 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"background": {"0", "-0.1", "0.9"}, "duplicates": {"0", "-1", "1e7"}, "key-bits": {"0", "8", "65"},
 		"num-perm": {"-1", "100000"}, "bits": {"3", "-1"}, "scheme": {"nope"}, "sample": {missing},
 		"sample-floor": {}, "sample-draws": {}, "shingle": {}, "workers": {"-1", "5000"}, "json": {},
-		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {},
+		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {}, "html": {},
 	})
 	// The sample's flags matter with --sample only.
 	checkEveryFlag(t, "plan", []string{"--sample", sample}, badValues{
@@ -85,6 +86,6 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"fn-weight": {}, "memory": {}, "docs-per-second": {}, "background": {}, "duplicates": {}, "key-bits": {},
 		"num-perm": {}, "bits": {}, "scheme": {}, "sample": {}, "json": {},
 		"sample-floor": {"0", "0.9", "-1"}, "sample-draws": {"0", "-5"}, "shingle": {"word:0"}, "workers": {"-1"},
-		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"},
+		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"}, "html": {},
 	})
 }

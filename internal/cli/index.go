@@ -71,8 +71,8 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 	if err != nil {
 		return o, err
 	}
-	if changed("shingle") {
-		o.Spec = spec
+	if changed("shingle") || f.sketch.Key.File != "" {
+		o.Spec = spec // a keyed index needs its key, with the spec
 	}
 	if changed("scheme", "num-perm", "bits", "seed") {
 		o.Params = params
@@ -181,6 +181,7 @@ spec and params fingerprints it was made with.`,
 type indexBuildOptions struct {
 	index      indexFlags
 	corpus     corpusFlags
+	bp         boilerplateFlags
 	memory     string
 	workers    int
 	quiet      bool
@@ -192,6 +193,7 @@ type indexBuildOptions struct {
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	o.badOut.AddFlags(fs)
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
@@ -202,6 +204,7 @@ func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newIndexBuildCmd(io IO) *cobra.Command {
 	o := &indexBuildOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "build --data DIR [flags] [INPUT...]",
 		Short: "Make an index, bulk-loading a corpus into it",
@@ -232,6 +235,10 @@ repeated ids before anything is appended. Appended postings
 are stored as the service's inserts are: neardup index repack packs them.
 On a new or empty index --append is a bulk build.
 
+With --boilerplate (a first pass over the inputs counts the lines many
+documents share) or --boilerplate-lines, those lines are dropped before
+shingling, and the index stores their set: neardup serve drops them too.
+
 The index is marked "build in progress" until the build is complete: an
 interrupted build (the process killed, the disk full) leaves an index that
 serve, index stats and index check refuse; build it again into the same
@@ -254,6 +261,9 @@ DIR/build.tmp. A build that fails leaves no index where there was none.`,
 			if err != nil {
 				return err
 			}
+			if len(o.signatures) > 0 && (cmd.Flags().Changed("boilerplate") || cmd.Flags().Changed("boilerplate-lines")) {
+				return usagef("--signatures and --boilerplate/--boilerplate-lines exclude each other: the lines were dropped when the signatures were made, and their spec says so")
+			}
 			if len(o.signatures) > 0 {
 				if err := signaturesSketch(&iopts, o.signatures[0], cmd.Flags()); err != nil {
 					return err
@@ -273,6 +283,21 @@ DIR/build.tmp. A build that fails leaves no index where there was none.`,
 			bopts := &index.BuildOptions{Memory: mem}
 			if err := bopts.Validate(); err != nil {
 				return usageError{err}
+			}
+			// Boilerplate lines go into the spec, which the index stores
+			// with its set: the service then drops the same lines.
+			spec, _, err := o.index.sketch.build()
+			if err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &copts, spec, mem, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			if res != nil {
+				iopts.Spec = spec
+				describeBoilerplate(io.Out, res)
 			}
 			return runIndexBuild(cmd.Context(), io, o, args, &iopts, &copts, bopts)
 		},
@@ -420,6 +445,7 @@ func (o *indexRepackOptions) AddFlags(fs *pflag.FlagSet) {
 
 func newIndexRepackCmd(io IO) *cobra.Command {
 	o := &indexRepackOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "repack --data DIR [flags]",
 		Short: "Pack the postings written online, as a bulk build packs its own",
@@ -513,6 +539,7 @@ type indexStatsOptions struct {
 
 func newIndexStatsCmd(io IO) *cobra.Command {
 	o := &indexStatsOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "stats --data DIR",
 		Short: "Print an index's configuration and size as JSON",
@@ -554,6 +581,7 @@ type indexCheckOptions struct {
 
 func newIndexCheckCmd(io IO) *cobra.Command {
 	o := &indexCheckOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "check --data DIR",
 		Short: "Verify that an index's postings and signatures agree",
@@ -598,7 +626,8 @@ func signaturesSketch(o *index.Options, path string, fs *pflag.FlagSet) error {
 	if h.Sketch != sigfile.MinHash {
 		return fmt.Errorf("%s: %w: %s signatures; an index holds minhash signatures", path, sigfile.ErrSketchMismatch, h.Sketch)
 	}
-	spec, err := h.ShingleSpec(nil)
+	// A keyed spec is rebuilt with the key of --key-file (its id checked).
+	spec, err := h.ShingleSpec(o.Spec.Key)
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}

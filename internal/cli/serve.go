@@ -146,6 +146,7 @@ func (o *serveOptions) build() (*server.Options, error) {
 
 func newServeCmd(io IO) *cobra.Command {
 	o := &serveOptions{}
+	o.index.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
 		Short: "Serve the online near-duplicate API over a persistent index",

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/progress"
@@ -26,6 +27,7 @@ type signOptions struct {
 	quiet   bool
 	sketch  sketchFlags
 	corpus  corpusFlags
+	bp      boilerplateFlags
 	badOut  badOutFlag
 }
 
@@ -35,11 +37,13 @@ func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	o.sketch.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	o.badOut.AddFlags(fs)
 }
 
 func newSignCmd(io IO) *cobra.Command {
 	o := &signOptions{}
+	o.sketch.Key.Warn = io.Err
 	cmd := &cobra.Command{
 		Use:   "sign [flags] INPUT... -o signatures.bin",
 		Short: "Write the MinHash signature of every document",
@@ -51,7 +55,11 @@ input order, with checksums and a record count, so a cut or damaged file is refu
 once complete.
 
 Ids must be unique: a repeated id is an error naming the file and line of its
-second occurrence, or with --skip-bad that record is skipped as bad.`,
+second occurrence, or with --skip-bad that record is skipped as bad.
+
+With --boilerplate (a first pass counts the lines many documents share) or
+--boilerplate-lines, those lines are dropped before shingling; the header's
+spec then names the set (its size and fingerprint).`,
 		Example: `  neardup sign -o sigs.bin testdata/articles_1000.jsonl
   neardup sign --shingle char:5 --scheme khash --num-perm 256 -o - corpus.jsonl.zst > sigs.bin`,
 		Args: cobra.MinimumNArgs(1),
@@ -67,6 +75,15 @@ second occurrence, or with --skip-bad that record is skipped as bad.`,
 			if err != nil {
 				return err
 			}
+			if err := o.badOut.check(c.SkipBad); err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &c, spec, boilerplate.DefaultMemory, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			describeBoilerplate(io.Err, res)
 			return runSign(cmd.Context(), io, args, o, spec, params, c)
 		},
 	}
@@ -223,7 +240,11 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, spe
 		return err
 	}
 	docs -= ids.dropped
-	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, spec, params)
+	skipped := ""
+	if n := reader.Stats().Skipped; n > 0 {
+		skipped = fmt.Sprintf(", %d WARC records not documents", n)
+	}
+	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped%s) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, skipped, spec, params)
 	return nil
 }
 

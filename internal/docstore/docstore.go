@@ -75,11 +75,12 @@ func (s *Store) SpilledBytes() int64 { return s.fileSize }
 func (s *Store) Append(vals []byte) (int, error) {
 	for len(vals) > 0 {
 		if len(s.chunks) == 0 || int64(s.chunks[len(s.chunks)-1].n) == s.chunkSize {
-			s.chunks = append(s.chunks, chunk{mem: make([]byte, s.chunkSize)})
-			s.inMem += s.chunkSize
-			if err := s.enforce(); err != nil {
+			mem, err := s.newChunk()
+			if err != nil {
 				return 0, err
 			}
+			s.chunks = append(s.chunks, chunk{mem: mem})
+			s.inMem += s.chunkSize
 		}
 		c := &s.chunks[len(s.chunks)-1]
 		k := copy(c.mem[c.n:], vals)
@@ -91,14 +92,20 @@ func (s *Store) Append(vals []byte) (int, error) {
 	return len(s.offs) - 2, nil
 }
 
-// enforce spills the oldest full chunks while memory is over budget.
-func (s *Store) enforce() error {
-	for s.inMem > s.budget && s.spillNext < len(s.chunks)-1 {
+// newChunk returns the memory of a new chunk. Past the budget it first
+// spills the oldest chunks (every chunk is full when a new one is needed)
+// and reuses the memory of the last one spilled: a store that spills
+// allocates no more memory once at its budget, rather than a fresh chunk
+// for every one written out, which cost page faults and zeroing of memory
+// the garbage collector had just returned.
+func (s *Store) newChunk() ([]byte, error) {
+	var spare []byte
+	for s.inMem+s.chunkSize > s.budget && s.spillNext < len(s.chunks) {
 		c := &s.chunks[s.spillNext]
 		if s.f == nil {
 			f, err := os.CreateTemp(s.dir, s.prefix+"-store-*")
 			if err != nil {
-				return fmt.Errorf("docstore: %w", err)
+				return nil, fmt.Errorf("docstore: %w", err)
 			}
 			// Unlinked at once: the data lives until the file is closed.
 			os.Remove(f.Name())
@@ -106,15 +113,19 @@ func (s *Store) enforce() error {
 		}
 		b := c.mem[:c.n]
 		if _, err := s.f.WriteAt(b, s.fileSize); err != nil {
-			return fmt.Errorf("docstore: spill: %w", err)
+			return nil, fmt.Errorf("docstore: spill: %w", err)
 		}
 		c.file = s.fileSize
 		s.fileSize += int64(len(b))
+		spare = c.mem
 		c.mem = nil
 		s.inMem -= s.chunkSize
 		s.spillNext++
 	}
-	return nil
+	if spare != nil {
+		return spare, nil
+	}
+	return make([]byte, s.chunkSize), nil
 }
 
 // Get appends record i to dst and returns it.

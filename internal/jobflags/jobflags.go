@@ -1,7 +1,7 @@
 // Package jobflags is the command-line flag set of a deduplication job:
 // "neardup dedup" and "neardup-beam" register the same flags (Dedup), and
 // every neardup command that signs or reads corpora registers the groups it
-// needs (Sketch, Corpus). Each flag's value is checked against its range when
+// needs (Sketch, Corpus, Boilerplate). Each flag's value is checked against its range when
 // the flags are turned into options, before any work: a value the options
 // would read as "default" (--threshold 0, --memory 0) is refused like any
 // other out of range, with an error that names the flag, the value and the
@@ -25,6 +25,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/keyfile"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -38,14 +39,50 @@ func flagError(name string, value any, err error) error {
 }
 
 // Sketch are the flags that define features and signatures: --shingle,
-// --scheme, --num-perm, --bits and --seed. The zero value is ready for
-// AddFlags, which sets the defaults.
+// --scheme, --num-perm, --bits, --seed and the Key group's --key-file. The
+// zero value is ready for AddFlags, which sets the defaults.
 type Sketch struct {
 	Shingle string // --shingle: shingling spec; default "prose"
 	Scheme  string // --scheme: oph or khash; default "oph"
 	NumPerm int    // --num-perm: signature slots, k; default 128
 	Bits    int    // --bits: bits kept per slot; default 32
 	Seed    uint64 // --seed: hash seed; default 0
+	Key     Key    // --key-file: the secret key of a keyed spec; default none
+}
+
+// Key is the flag that makes a shingle spec keyed: --key-file, the file of
+// the secret SipHash key (package internal/keyfile: 32 hexadecimal digits or
+// 16 raw bytes). Commands that take a spec without the rest of the sketch
+// (eval truth) register it alone. The zero value is ready for AddFlags.
+type Key struct {
+	File string // --key-file: path of the key file; default "" (unkeyed)
+	// Warn receives the warning about a key file every user may read.
+	// Default nil: os.Stderr.
+	Warn io.Writer
+}
+
+// AddFlags registers --key-file on fs.
+func (f *Key) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.File, "key-file", "", "keyed hashing: the secret SipHash key, 32 hex digits or 16 raw bytes (e.g. openssl rand -hex 16 > key; chmod 600 key); only its id appears in specs and outputs")
+}
+
+// Apply returns spec keyed with the key in File, or spec unchanged when File
+// is empty. Errors name the flag and wrap keyfile.ErrKeyFile or the file
+// system's error; they never show the key.
+func (f *Key) Apply(spec shingle.Spec) (shingle.Spec, error) {
+	if f.File == "" {
+		return spec, nil
+	}
+	warn := f.Warn
+	if warn == nil {
+		warn = os.Stderr
+	}
+	k, err := keyfile.Read(f.File, warn)
+	if err != nil {
+		return spec, flagError("key-file", f.File, err)
+	}
+	spec.Key = k
+	return spec, nil
 }
 
 // AddFlags registers the sketch flags on fs with their defaults.
@@ -55,14 +92,18 @@ func (f *Sketch) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.NumPerm, "num-perm", 128, "signature slots (k)")
 	fs.IntVar(&f.Bits, "bits", 32, "bits kept per slot: 64, 32, 16, 8, 4, 2 or 1")
 	fs.Uint64Var(&f.Seed, "seed", 0, "hash seed; signatures of different seeds are not comparable")
+	f.Key.AddFlags(fs)
 }
 
-// Parse returns the shingle spec and the minhash params the flags give,
-// validated (params with every field set).
+// Parse returns the shingle spec (keyed when --key-file is given) and the
+// minhash params the flags give, validated (params with every field set).
 func (f *Sketch) Parse() (shingle.Spec, minhash.Params, error) {
 	spec, err := shingle.Parse(f.Shingle)
 	if err != nil {
 		return spec, minhash.Params{}, flagError("shingle", f.Shingle, err)
+	}
+	if spec, err = f.Key.Apply(spec); err != nil {
+		return spec, minhash.Params{}, err
 	}
 	scheme, err := minhash.ParseScheme(f.Scheme)
 	if err != nil {
@@ -79,21 +120,23 @@ func (f *Sketch) Parse() (shingle.Spec, minhash.Params, error) {
 }
 
 // Corpus are the flags that say how to read inputs: --format, --id-field,
-// --text-field, --skip-bad and --max-record-bytes. The zero value is ready
-// for AddFlags, which sets the defaults.
+// --text-field, --html, --skip-bad and --max-record-bytes. The zero value is
+// ready for AddFlags, which sets the defaults.
 type Corpus struct {
-	Format         string // --format: auto, jsonl, parquet, lines or dir; default "auto"
-	IDField        string // --id-field: JSON key or Parquet column of the id; default "id"
+	Format         string // --format: auto, jsonl, parquet, lines, dir, warc or wet; default "auto"
+	IDField        string // --id-field: JSON key or Parquet column of the id, or for WARC and WET record-id or uri; default "id" (record-id for WARC)
 	TextField      string // --text-field: JSON key or Parquet column of the text; default "text"
+	HTML           bool   // --html: texts are HTML, their visible text is extracted; default false
 	SkipBad        bool   // --skip-bad: count and skip bad records; default false
 	MaxRecordBytes int    // --max-record-bytes: longest record accepted, in bytes; default 64 MiB
 }
 
 // AddFlags registers the corpus flags on fs with their defaults.
 func (f *Corpus) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Format, "format", "auto", "input format: auto (by extension), jsonl, parquet, lines or dir")
-	fs.StringVar(&f.IDField, "id-field", "id", "JSON key or Parquet column of the document id (missing: the line number)")
+	fs.StringVar(&f.Format, "format", "auto", "input format: auto (by extension: .jsonl, .parquet, .txt, .warc, .wet, a directory), jsonl, parquet, lines, dir, warc or wet")
+	fs.StringVar(&f.IDField, "id-field", "id", "JSON key or Parquet column of the document id (missing: the line number); for WARC and WET: record-id (WARC-Record-ID, the default) or uri (WARC-Target-URI)")
 	fs.StringVar(&f.TextField, "text-field", "text", "JSON key or Parquet column of the document text")
+	fs.BoolVar(&f.HTML, "html", false, "the texts (JSON, Parquet, lines, files of a directory) are HTML: shingle their visible text (WARC responses always are)")
 	fs.BoolVar(&f.SkipBad, "skip-bad", false, "count and skip bad records instead of failing on the first")
 	fs.IntVar(&f.MaxRecordBytes, "max-record-bytes", 64<<20, "longest record accepted, in bytes")
 }
@@ -116,11 +159,42 @@ func (f *Corpus) Options(stdin io.Reader) (corpus.Options, error) {
 	if err := (&corpus.Options{MaxRecordBytes: f.MaxRecordBytes}).Validate(); err != nil {
 		return o, flagError("max-record-bytes", f.MaxRecordBytes, err)
 	}
-	o.IDField, o.TextField, o.SkipBad, o.MaxRecordBytes = f.IDField, f.TextField, f.SkipBad, f.MaxRecordBytes
+	o.IDField, o.TextField, o.SkipBad, o.MaxRecordBytes, o.HTML = f.IDField, f.TextField, f.SkipBad, f.MaxRecordBytes, f.HTML
 	if err := o.Validate(); err != nil { // what is left: the field names together
 		return o, fmt.Errorf("--id-field %q --text-field %q: %w", f.IDField, f.TextField, err)
 	}
 	return o, nil
+}
+
+// Boilerplate are the flags that have a job drop boilerplate lines:
+// --boilerplate and --boilerplate-lines. The zero value is ready for
+// AddFlags, which sets the defaults.
+type Boilerplate struct {
+	Mode  string // --boilerplate: off, auto or N; default "off"
+	Lines string // --boilerplate-lines: a lines file to drop instead of counting; default "" (none)
+}
+
+// AddFlags registers the boilerplate flags on fs with their defaults.
+func (f *Boilerplate) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Mode, "boilerplate", "off", "drop lines found in at least N documents before shingling: off, auto (N chosen from the corpus) or N; a first pass counts them")
+	fs.StringVar(&f.Lines, "boilerplate-lines", "", "drop the lines of this file (from neardup boilerplate, or a dedup run's boilerplate.tsv) instead of counting")
+}
+
+// Parse returns the mode and lines file the flags give.
+func (f *Boilerplate) Parse() (jobspec.BoilerplateMode, string, error) {
+	m, err := jobspec.ParseBoilerplate(f.Mode)
+	if err != nil {
+		return m, "", flagError("boilerplate", f.Mode, err)
+	}
+	if f.Lines != "" && m != jobspec.BoilerplateOff {
+		return m, "", fmt.Errorf("--boilerplate %s and --boilerplate-lines %s: give one (%w)", f.Mode, f.Lines, jobspec.ErrInvalidOptions)
+	}
+	if f.Lines != "" && !strings.Contains(f.Lines, "://") {
+		if _, err := os.Stat(f.Lines); err != nil {
+			return m, "", flagError("boilerplate-lines", f.Lines, err)
+		}
+	}
+	return m, f.Lines, nil
 }
 
 // Dedup are the flags of a deduplication job, "neardup dedup"'s, which
@@ -154,8 +228,11 @@ type Dedup struct {
 	// (--signatures-out): a signature file for neardup dedup, a directory
 	// of shards for neardup-beam; default "" (none).
 	SignaturesOut string
+	ExactPass     bool   // --exact-pass: send exact copies to their cluster unsigned; default true
 	Sketch        Sketch // --shingle, --scheme, --num-perm, --bits, --seed
-	Corpus        Corpus // --format, --id-field, --text-field, --skip-bad, --max-record-bytes
+	Corpus        Corpus // --format, --id-field, --text-field, --html, --skip-bad, --max-record-bytes
+	// --boilerplate, --boilerplate-lines
+	Boilerplate Boilerplate
 }
 
 // AddFlags registers the flags on fs with the defaults and usage strings of
@@ -179,8 +256,10 @@ func (f *Dedup) AddFlags(fs *pflag.FlagSet) {
 	fs.StringArrayVar(&f.Against, "against", nil, "reference documents to deduplicate the inputs against, never removed nor written: a corpus, a signature file (neardup sign) or an index directory; repeatable")
 	fs.StringVar(&f.Signatures, "signatures", "", "signature file of the inputs (neardup sign, same ids in the same order) to use instead of signing")
 	fs.StringVar(&f.SignaturesOut, "signatures-out", "", "also write the inputs' signatures: a signature file (neardup dedup) or a directory of shards (neardup-beam)")
+	fs.BoolVar(&f.ExactPass, "exact-pass", true, "hash each document's normalised text first and send exact copies to their cluster without signing them (the outputs are the same; =false to sign every document)")
 	f.Sketch.AddFlags(fs)
 	f.Corpus.AddFlags(fs)
+	f.Boilerplate.AddFlags(fs)
 }
 
 // Options returns the options the flags ask for, with defaults filled in and
@@ -249,8 +328,13 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 			return nil, flagError("signatures", f.Signatures, err)
 		}
 	}
+	bp, lines, err := f.Boilerplate.Parse()
+	if err != nil {
+		return nil, err
+	}
 	opts := &jobspec.Options{Corpus: c, Spec: spec, Params: params, Threshold: f.Threshold, Recall: f.Recall,
 		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden,
+		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass,
 		Against: f.Against, Signatures: f.Signatures, SignaturesOut: f.SignaturesOut}
 	if f.Bands != 0 || f.Rows != 0 || f.Probe != 0 {
 		if (f.Bands != 0) != (f.Rows != 0) {

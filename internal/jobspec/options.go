@@ -210,6 +210,27 @@ type Options struct {
 	// set it (package index, DB.EachDocument). Default nil: an index
 	// directory in Against is refused.
 	OpenIndex func(path string, spec shingle.Spec) (StoredSignatures, error)
+	// Boilerplate, when not BoilerplateOff, has the job drop boilerplate
+	// lines: a first pass over the inputs counts in how many documents each
+	// normalised line occurs (internal/boilerplate, within Memory), and the
+	// lines in at least N documents (N given, or chosen under
+	// BoilerplateAuto) go into the spec's Boilerplate set, its canonical
+	// form and fingerprint, before anything is signed. Default
+	// BoilerplateOff; otherwise BoilerplateAuto or N ≥ 2.
+	Boilerplate BoilerplateMode
+	// BoilerplateLines, when set, is a lines file (internal/boilerplate's
+	// WriteLines: neardup boilerplate, or the boilerplate.tsv of a dedup
+	// run) whose set the job drops instead of counting; it must have been
+	// counted under Spec. Default "": none.
+	BoilerplateLines string
+	// SkipExactPass turns off the exact-duplicate pass: by default a
+	// 128-bit hash of each document's normalised text (after boilerplate
+	// lines are dropped; shingle.Shingler.TextHash) sends documents whose
+	// text another earlier document already has straight to that
+	// document's cluster, without a signature, band keys or verification.
+	// The outputs are the same either way (see dedup.Run). Default false:
+	// the pass runs.
+	SkipExactPass bool
 	// BadOut, when set (with Corpus.SkipBad), is a file to list the records
 	// skipped as bad in, corpus.BadLog's format: those skipped while reading
 	// (too large, not parsing) in input order, then those whose id repeats an
@@ -287,6 +308,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Signatures == "-" {
 		return fmt.Errorf("%w: signatures %q; want a path (standard input is for the inputs)", ErrInvalidOptions, o.Signatures)
+	}
+	if err := o.checkBoilerplate(); err != nil {
+		return err
 	}
 	if o.BadOut != "" && !o.Corpus.SkipBad {
 		return fmt.Errorf("%w: bad-record list %s without SkipBad: no record is skipped", ErrInvalidOptions, o.BadOut)

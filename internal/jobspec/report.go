@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/boilerplate"
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -50,11 +52,23 @@ type Report struct {
 	Timings []Timing `json:"timings"`
 	// Spill says what went to disk past the memory budget.
 	Spill SpillReport `json:"spill"`
+	// Boilerplate is what the first pass found when the job drops
+	// boilerplate lines (Options.Boilerplate, BoilerplateLines): the N
+	// used and why, the histogram of line counts, the top lines; omitted
+	// otherwise.
+	Boilerplate *boilerplate.Result `json:"boilerplate,omitempty"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
 	// Reference describes the reference documents (Options.Against), when
 	// there are reference sources.
 	Reference *ReferenceReport `json:"reference,omitempty"`
+	// Drift are the distributions that show a shift in the input from run
+	// to run (`neardup report diff`): every document's text length and
+	// features (bad records and the exact copies the exact pass leaves
+	// unsigned left out, empty ones counted with 0 features),
+	// and each document's best verified match's estimated similarity, in
+	// the bins the service's histograms use (internal/drift).
+	Drift drift.Distributions `json:"drift"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
 	// WallSeconds is the run's wall time in seconds, from its start until
@@ -83,6 +97,7 @@ type Config struct {
 	Keep              string  `json:"keep"`               // keep policy: "first", "longest" or "field:NAME"
 	Workers           int     `json:"workers"`            // worker goroutines; results do not depend on it
 	MemoryBytes       int64   `json:"memory_bytes"`       // Options.Memory, the memory budget in bytes
+	ExactPass         bool    `json:"exact_pass"`         // whether the exact-duplicate pass ran (not Options.SkipExactPass)
 }
 
 // Counts are the numbers of things a run saw and made.
@@ -93,6 +108,14 @@ type Counts struct {
 	Empty int64 `json:"empty"`
 	// Bad is the number skipped as bad (--skip-bad), not written.
 	Bad int64 `json:"bad"`
+	// Skipped is the number of WARC and WET records read and left out as
+	// not documents (warcinfo, requests, metadata, responses that are not
+	// HTML, …; corpus.Stats.Skipped); they are not in Documents.
+	Skipped int64 `json:"skipped"`
+	// ExactDuplicates is the number of documents whose normalised text an
+	// earlier document already had: the exact-duplicate pass put them in
+	// that document's cluster without signing them (0 when it did not run).
+	ExactDuplicates int64 `json:"exact_duplicates"`
 	// InputBytes is the number of record bytes read (decompressed).
 	InputBytes int64 `json:"input_bytes"`
 	// Candidates is the number of distinct candidate pairs from LSH.
@@ -215,6 +238,34 @@ func (h *Histogram) Add(v Verdict) {
 	}
 }
 
+// AddBestMatches counts, in rep.Drift.BestSimilarity, the best estimated
+// similarity of each document of the verified pairs: pairs gives each pair's
+// two documents (any comparable key) and verdict, in any order.
+func AddBestMatches[K comparable](rep *Report, n int, pair func(i int) (a, b K, v Verdict)) {
+	AddInputBestMatches(rep, n, pair, nil)
+}
+
+// AddInputBestMatches is AddBestMatches counting only the documents input
+// reports true for (the inputs, not the reference documents of
+// Options.Against); nil counts all.
+func AddInputBestMatches[K comparable](rep *Report, n int, pair func(i int) (a, b K, v Verdict), input func(K) bool) {
+	best := make(map[K]float64, n)
+	for i := range n {
+		a, b, v := pair(i)
+		for _, d := range [2]K{a, b} {
+			if input != nil && !input(d) {
+				continue
+			}
+			if s, ok := best[d]; !ok || v.Est > s {
+				best[d] = v.Est
+			}
+		}
+	}
+	for _, s := range best {
+		rep.Drift.BestSimilarity.Add(s)
+	}
+}
+
 // ClusterSizeBin is one bar of the cluster-size histogram.
 type ClusterSizeBin struct {
 	Size  int `json:"size"`  // documents in a cluster
@@ -254,10 +305,11 @@ func NewReport(tool string, inputs []string, o *Options, j *Job) *Report {
 			Threshold: j.Threshold, RecallTarget: j.Recall,
 			Bands: s.Bands.Bands, Rows: s.Bands.Rows, Probe: s.Bands.Probe, BucketCap: j.BucketCap,
 			Verify: j.Verify.String(), Cluster: j.Cluster.String(), Keep: j.Keep.String(),
-			Workers: o.Workers, MemoryBytes: o.Memory,
+			Workers: o.Workers, MemoryBytes: o.Memory, ExactPass: !o.SkipExactPass,
 		},
 		ExpectedRecall: s.Bands.Probability(j.Threshold),
 		PairSim:        NewHistogram(j.Verify == VerifyExact),
+		Drift:          drift.NewDistributions(),
 		Buckets:        BucketReport{Largest: []LargeBucket{}, Top: []LargeBucket{}},
 	}
 }

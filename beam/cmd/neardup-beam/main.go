@@ -107,6 +107,9 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("against").Usage = "not supported: deduplicate against reference documents with neardup dedup --against"
 	fs.Lookup("signatures").Usage = "not supported: use stored signatures of the inputs with neardup dedup --signatures"
 	fs.Lookup("signatures-out").Usage = "also write the inputs' signatures into this directory, one shard per input file (local or gs://; read them with sigfile.Open or --against)"
+	fs.Lookup("boilerplate").Usage = "not supported (counting is a pass on one machine): write the lines with neardup boilerplate, or take a neardup dedup run's boilerplate.tsv, and give --boilerplate-lines"
+	fs.Lookup("boilerplate-lines").Usage = "drop the lines of this file (local or gs://; from neardup boilerplate, or a neardup dedup run's boilerplate.tsv) before shingling"
+	fs.Lookup("exact-pass").Usage = "not used: the Beam job signs every document (the outputs are those of neardup dedup with or without the pass)"
 	fs.BoolVar(&o.singleFile, "single-file", false, "write kept.jsonl, clusters.jsonl and pairs.tsv as single files (one worker each) instead of shards")
 	fs.IntVar(&o.shardLines, "shard-lines", job.DefaultShardLines, "lines per pairs.tsv shard, at least 1")
 	fs.IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("partitions of the band-key space, a power of two up to %d (default: one per 64 MiB of input)", job.MaxPartitions))
@@ -143,6 +146,7 @@ func addBeamFlags(fs *pflag.FlagSet) string {
 
 func newRoot(stdout, stderr io.Writer) *cobra.Command {
 	o := &options{}
+	o.dedup.Sketch.Key.Warn = stderr
 	cmd := &cobra.Command{
 		Use:   "neardup-beam [flags] INPUT...",
 		Short: "Find near-duplicate documents with Apache Beam and keep one per cluster",
@@ -227,7 +231,7 @@ func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Wri
 		beam.Init()
 	}
 	jo := &job.Options{Dedup: opts, SingleFile: o.singleFile, ShardLines: o.shardLines, Rounds: o.rounds, Partitions: o.partitions,
-		Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
+		KeyFile: o.dedup.Sketch.Key.File, Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
 	if !o.dedup.Quiet {
 		jo.Log = stderr
 	}

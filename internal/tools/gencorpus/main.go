@@ -8,6 +8,13 @@
 //	go run ./internal/tools/gencorpus -size 1GB -o /tmp/big.jsonl
 //	go run ./internal/tools/gencorpus -docs 10000 -dup 0.3 -o corpus.jsonl
 //
+// With -short it writes instead millions of short web-like documents (median
+// about 33 words), -dup of them edited copies of earlier originals in groups
+// of at most -group documents, and with -truth the exact Jaccard similarity
+// of every planted pair (issue 12's shape):
+//
+//	go run ./internal/tools/gencorpus -short -docs 5000000 -dup 0.25 -o /tmp/short.jsonl -truth /tmp/short.truth
+//
 // With -goroot it writes instead the real corpus the dedup benchmarks use:
 // every .go file under GOROOT/src as {"id": path, "text": source}, in
 // lexical path order (the same bytes as dedup's GoSourceCorpus).
@@ -41,10 +48,22 @@ func main() {
 	maxEdit := flag.Float64("max-edit", 0.1, "largest fraction of words edited in a near duplicate")
 	sentences := flag.Int("sentences", 12, "mean sentences per document")
 	seed := flag.Uint64("seed", 1, "random seed")
+	short := flag.Bool("short", false, "short web-like documents (3–5 fragments of 4–14 words, median about 33 words) with copies of originals only, in small groups; needs -docs")
+	group := flag.Int("group", 3, "with -short: largest planted group, an original and its copies")
+	truth := flag.String("truth", "", "with -short: also write every planted pair and its exact Jaccard similarity to this file (for neardup eval score)")
+	truthSpec := flag.String("truth-spec", "word:5", "with -short: the shingle spec of the truth's similarities")
 	goroot := flag.Bool("goroot", false, "write every .go file under GOROOT/src instead (the benchmarks' Go source corpus)")
 	flag.Parse()
 	if *goroot {
 		if err := writeGoroot(*out); err != nil {
+			fmt.Fprintln(os.Stderr, "gencorpus:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *short {
+		o := shortOptions{docs: *docs, dup: *dup, maxEdit: *maxEdit, group: *group, seed: *seed, truthSpec: *truthSpec}
+		if err := runShort(*src, *out, *truth, o); err != nil {
 			fmt.Fprintln(os.Stderr, "gencorpus:", err)
 			os.Exit(1)
 		}
