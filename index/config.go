@@ -157,7 +157,7 @@ func withBuilding(stored []byte, building bool) ([]byte, error) {
 
 // resolveConfig turns Options into the Config of a new index (stored == nil)
 // or checks them against a stored one.
-func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, threshold, recall float64, bucketCap int, stored []byte) (Config, error) {
+func resolveConfig(spec shingle.Spec, key *shingle.Key, params minhash.Params, bands lsh.Params, threshold, recall float64, bucketCap int, stored []byte) (Config, error) {
 	if err := validateSketch(spec, params, bands, threshold, recall, bucketCap); err != nil {
 		return Config{}, err
 	}
@@ -200,6 +200,15 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 			return c, fmt.Errorf("%w: the index has %s (fingerprint %s); asked for %s (%s)", ErrSpecMismatch, m.Spec, m.SpecFingerprint, spec, got)
 		}
 		c.Spec = spec
+	case c.Spec == (shingle.Spec{}) && key != nil:
+		ks, err := shingle.ParseCanonical(m.Spec, key, m.Boilerplate)
+		if err != nil {
+			return c, fmt.Errorf("%w: the index has the keyed spec %s; the key given (id %016x) is not its key: %w", ErrSpecMismatch, m.Spec, key.Fingerprint(), err)
+		}
+		if got := fp(ks.Fingerprint()); got != m.SpecFingerprint {
+			return c, fmt.Errorf("%w: the index has %s (fingerprint %s); its spec with the key given has %s", ErrSpecMismatch, m.Spec, m.SpecFingerprint, got)
+		}
+		c.Spec = ks
 	case c.Spec == (shingle.Spec{}):
 		return c, fmt.Errorf("%w: the index has the keyed spec %s; pass the spec with its key", ErrSpecMismatch, m.Spec)
 	}

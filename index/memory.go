@@ -60,7 +60,7 @@ func openMemory(data *memData, opts *Options) (*Memory, error) {
 	}
 	data.mu.Lock()
 	defer data.mu.Unlock()
-	cfg, err := resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, data.meta)
+	cfg, err := resolveConfig(o.Spec, o.Key, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, data.meta)
 	if err != nil {
 		return nil, fmt.Errorf("index: open memory index: %w", err)
 	}

@@ -52,6 +52,12 @@ type Options struct {
 	// A keyed spec's key is never stored: pass the spec (with its key) on
 	// every open.
 	Spec shingle.Spec
+	// Key opens an index made under a keyed spec without naming the spec:
+	// with Spec zero, the stored spec keyed with Key (whose id must be the
+	// one the stored spec names, or Open fails with ErrSpecMismatch).
+	// Ignored when Spec is set or the stored spec is not keyed; a new index
+	// is not keyed by it. Default nil.
+	Key *shingle.Key
 	// Params define the signatures. Default: stored, else minhash defaults
 	// (K 128, one permutation, 32-bit slots, seed 0). Only the zero Params
 	// means "default"; a partly set Params takes minhash defaults for its

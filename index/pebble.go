@@ -202,7 +202,7 @@ func (d *DB) init(o *Options) error {
 			return fmt.Errorf("%w at %s (an empty Pebble database)", ErrNoIndex, d.dir)
 		}
 	}
-	d.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
+	d.cfg, err = resolveConfig(o.Spec, o.Key, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
 	if err != nil {
 		return err
 	}

@@ -156,7 +156,7 @@ func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
 	if stored == nil {
 		// Create: the first instance to set the meta record wins; the
 		// others check their options against it.
-		cfg, err := resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, nil)
+		cfg, err := resolveConfig(o.Spec, o.Key, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, nil)
 		if err != nil {
 			return fail(err)
 		}
@@ -170,7 +170,7 @@ func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
 			}
 		}
 	}
-	if r.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored); err != nil {
+	if r.cfg, err = resolveConfig(o.Spec, o.Key, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored); err != nil {
 		return fail(err)
 	}
 	return r, nil
