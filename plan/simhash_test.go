@@ -61,35 +61,6 @@ func simSample(t testing.TB, r *rand.Rand, n int, workers int) (*SimHashSample, 
 	return s, sets
 }
 
-func TestBinomialCDF(t *testing.T) {
-	for _, c := range []struct {
-		n int
-		p float64
-	}{{64, 0.05}, {64, 0.25}, {64, 0.5}, {10, 0.9}} {
-		sum := 0.0
-		for k := 0; k <= c.n; k++ {
-			lg1, _ := math.Lgamma(float64(c.n + 1))
-			lg2, _ := math.Lgamma(float64(k + 1))
-			lg3, _ := math.Lgamma(float64(c.n - k + 1))
-			sum += math.Exp(lg1 - lg2 - lg3 + float64(k)*math.Log(c.p) + float64(c.n-k)*math.Log1p(-c.p))
-			if got := binomialCDF(c.n, c.p, k); math.Abs(got-sum) > 1e-12 {
-				t.Fatalf("binomialCDF(%d, %v, %d) = %v; want %v", c.n, c.p, k, got, sum)
-			}
-		}
-	}
-	if binomialCDF(64, 0.3, -1) != 0 || binomialCDF(64, 0, 0) != 1 || binomialCDF(64, 1, 63) != 0 {
-		t.Error("edge cases wrong")
-	}
-	// The model: identical sets never differ, disjoint ones differ in half
-	// the bits; at J = 0.8 the mean distance is 9.7 bits (simhash's table).
-	if SimHashBitFlip(1) != 0 || SimHashBitFlip(0) != 0.5 {
-		t.Errorf("SimHashBitFlip(1), (0) = %v, %v; want 0, 0.5", SimHashBitFlip(1), SimHashBitFlip(0))
-	}
-	if d := 64 * SimHashBitFlip(0.8); math.Abs(d-9.7) > 0.05 {
-		t.Errorf("model distance at J = 0.8: %.3f; want 9.7", d)
-	}
-}
-
 // TestMeasureSimHash checks the sample against brute force: every pair at
 // or above the floor with its distance, the histogram of all pairs, and the
 // same result for any number of workers.
