@@ -35,7 +35,8 @@ type run struct {
 
 	docs    docTable
 	texts   *docstore.Store // document texts, for exact verification
-	sigs    *docstore.Store // packed signatures
+	sigs    *docstore.Store // packed signatures, unless sigMem holds them
+	sigMem  []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
 	entries *extsort.Sorter // (bucket key | document) entries
 
 	hashMetrics minhash.Metrics
@@ -76,9 +77,12 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
 	}
-	sk, err := job.Sketch.New()
-	if err != nil {
-		return nil, err
+	if !job.NeedsDF() {
+		// Refuse a bad sketch before any work; with TF-IDF that waits for
+		// the document frequencies.
+		if _, err := job.Sketch.New(); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
@@ -89,7 +93,7 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, job: job, sketch: sk, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
@@ -125,6 +129,17 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	// which is told to keep the heap within the budget (see Run's doc):
 	// live data peaks near half of it.
 	m := o.Memory
+	defer acquireBudget(m)()
+	if r.job.NeedsDF() {
+		t := time.Now()
+		if err := r.countDF(ctx); err != nil {
+			return nil, err
+		}
+		r.rep.Timings = append(r.rep.Timings, Timing{Stage: "df", Seconds: time.Since(t).Seconds()})
+	}
+	if r.sketch, err = r.job.Sketch.New(); err != nil {
+		return nil, err
+	}
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
 	r.sigs = docstore.New(tmp, "sigs", m/16)
 	defer r.sigs.Close()
@@ -132,7 +147,6 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
 	}
-	defer acquireBudget(m)()
 
 	stages := []struct {
 		name string

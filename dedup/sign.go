@@ -36,6 +36,7 @@ type signed struct {
 // 2^sketch.EntryDocBits documents.
 type signer struct {
 	sk      sketch.Sketcher
+	band    bool // make bucket keys (else they wait for the corpus size: bandStored)
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -81,8 +82,10 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		out.texts = append(out.texts, doc.Text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
-	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-	out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	if w.band {
+		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
+		out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	}
 	return nil
 }
 
@@ -132,6 +135,9 @@ func (r *run) sign(ctx context.Context) error {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
 	}
 	r.readStats = reader.Stats()
+	if !r.job.Sketch.Resolved() {
+		return r.bandStored()
+	}
 	return nil
 }
 
@@ -144,7 +150,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	return &signer{sk: sk, keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
+	return &signer{sk: sk, band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.
@@ -181,8 +187,25 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 			return err
 		}
 	}
+	if r.sketch.GroupsBySignature() {
+		if sig == nil {
+			r.sigMem = append(r.sigMem, make([]uint64, r.sketch.Words())...)
+		} else {
+			r.sigMem = append(r.sigMem, sig...)
+		}
+		return nil
+	}
 	_, err := r.sigs.AppendUint64s(sig)
 	return err
+}
+
+// signature appends document d's signature to dst.
+func (r *run) signature(dst []uint64, d uint32) ([]uint64, error) {
+	if r.sketch.GroupsBySignature() {
+		w := r.sketch.Words()
+		return append(dst, r.sigMem[int(d)*w:(int(d)+1)*w]...), nil
+	}
+	return r.sigs.GetUint64s(dst, int(d))
 }
 
 // docTable holds the per-document bookkeeping, by input index.

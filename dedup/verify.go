@@ -49,7 +49,7 @@ func (r *run) verify(ctx context.Context) error {
 					a, b := uint32(p>>32), uint32(p)
 					var err error
 					if int64(a) != lastA {
-						if sa, err = r.sigs.GetUint64s(sa[:0], int(a)); err != nil {
+						if sa, err = r.signature(sa[:0], a); err != nil {
 							return nil, err
 						}
 						if feats != nil {
@@ -59,7 +59,7 @@ func (r *run) verify(ctx context.Context) error {
 						}
 						lastA = int64(a)
 					}
-					if sb, err = r.sigs.GetUint64s(sb[:0], int(b)); err != nil {
+					if sb, err = r.signature(sb[:0], b); err != nil {
 						return nil, err
 					}
 					if feats != nil {

@@ -64,8 +64,13 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	c := rep.Counts
 	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
 		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
-	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
-		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	if sc := rep.Config.SimHash; sc != nil {
+		fmt.Fprintf(io.Out, "simhash %s, Hamming distance ≤ %d, %d blocks (%d tables): recall %.4f at J = %.2f by the unit-weight model; outputs in %s\n",
+			sc.Weight, sc.Hamming, sc.Blocks, sc.Tables, rep.ExpectedRecall, rep.Config.Threshold, out)
+	} else {
+		fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
+			rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	}
 	if g := rep.Golden; g != nil {
 		fmt.Fprintf(io.Out, "golden %s: precision %.4f  recall %.4f  F1 %.4f", g.Truth, g.Pairs.Precision, g.Pairs.Recall, g.Pairs.F1)
 		if g.Clusters != nil {
