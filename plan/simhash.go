@@ -196,6 +196,12 @@ type SimHashInput struct {
 	// layout minimises Tables·EntryCost + comparisons per document.
 	// Default DefaultEntryCost (64).
 	EntryCost float64
+	// DocBits is the document bits of a batch entry, which leave the rest
+	// to the table and its key: 0 means the least the corpus needs,
+	// bits.Len(Documents − 1); neardup's drivers pack 32 (dedup, Beam and
+	// the index number documents in 32 bits whatever the corpus size).
+	// Range 0 to 32.
+	DocBits int
 	// Sample is the measured sample (MeasureSimHash). Required.
 	Sample *SimHashSample
 }
@@ -242,6 +248,8 @@ func (in SimHashInput) Validate() error {
 		return bad("blocks %d; want 0 (choose) or up to %d", in.Blocks, simhash.MaxBlocks)
 	case !(in.EntryCost > 0) || math.IsInf(in.EntryCost, 0):
 		return bad("entry cost %v; want positive", in.EntryCost)
+	case in.DocBits < 0 || in.DocBits > 32:
+		return bad("document bits %d; want 0 (the least the corpus needs) to 32", in.DocBits)
 	}
 	return nil
 }
@@ -319,7 +327,8 @@ type SimHashPlan struct {
 	Feasible bool `json:"feasible"`
 	// SimHashRow holds the chosen k, its recall, candidates and layout.
 	SimHashRow
-	// DocBits is the document bits of a batch entry: bits.Len(N − 1),
+	// DocBits is the document bits of a batch entry: Input.DocBits, or
+	// bits.Len(N − 1),
 	// at most 32.
 	DocBits int `json:"doc_bits"`
 	// TruePairs is the number of sample pairs with J ≥ t.
@@ -357,6 +366,9 @@ func MakeSimHash(in SimHashInput) (*SimHashPlan, error) {
 	n, N := float64(s.Docs), float64(in.Documents)
 	p := &SimHashPlan{Input: in, Scale: 2 * (N - 1) / (n * (n - 1))}
 	p.DocBits = min(32, max(1, bits.Len64(uint64(in.Documents-1))))
+	if in.DocBits != 0 {
+		p.DocBits = in.DocBits
+	}
 	near := 0
 	for _, x := range s.Pairs {
 		if x.J >= t {

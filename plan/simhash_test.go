@@ -198,6 +198,27 @@ func TestMakeSimHash(t *testing.T) {
 	}
 }
 
+// TestMakeSimHashDocBits: with the drivers' 32 document bits, keys are
+// what is left beside the table and document bits, never the prefix a
+// smaller corpus would allow.
+func TestMakeSimHashDocBits(t *testing.T) {
+	s, _ := simSample(t, rand.New(rand.NewPCG(97, 98)), 400, 0)
+	for _, docBits := range []int{0, 32} {
+		p, err := MakeSimHash(SimHashInput{Documents: 1_000_000, Threshold: 0.8, Recall: 0.01, MaxDistance: 3, Blocks: 6, DocBits: docBits, Sample: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 20 // bits.Len(999,999)
+		if docBits != 0 {
+			want = docBits
+		}
+		l, _ := simhash.NewLayout(simhash.Options{MaxDistance: 3, Blocks: 6})
+		if p.DocBits != want || p.Layout.MaxKeyBits != l.KeyBits(0, uint(want)) {
+			t.Errorf("DocBits %d: plan's %d, keys up to %d bits; want %d and %d", docBits, p.DocBits, p.Layout.MaxKeyBits, want, l.KeyBits(0, uint(want)))
+		}
+	}
+}
+
 func TestMakeSimHashErrors(t *testing.T) {
 	s, _ := simSample(t, rand.New(rand.NewPCG(95, 96)), 200, 0)
 	for _, in := range []SimHashInput{
@@ -210,6 +231,8 @@ func TestMakeSimHashErrors(t *testing.T) {
 		{Sample: s, EntryCost: -1},             // negative
 		{Sample: s, Documents: 1},              // too few
 		{Sample: s, MaxDistance: 4, Blocks: 3}, // fewer blocks than k + 1
+		{Sample: s, DocBits: 33},               // wider than a document number
+		{Sample: s, DocBits: -1},               // negative
 		{Sample: &SimHashSample{Docs: 2, Floor: 0.5, Fingerprints: []uint64{1, 2}, Pairs: []SimHashPair{{0, 1, 0.6, 1}}}}, // no pair at J ≥ t
 	} {
 		if _, err := MakeSimHash(in); !errors.Is(err, ErrInput) {

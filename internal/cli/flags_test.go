@@ -99,6 +99,7 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"num-perm": {"-1", "100000"}, "bits": {"3", "-1"}, "scheme": {"nope"}, "sample": {missing},
 		"sample-floor": {}, "sample-draws": {}, "shingle": {}, "workers": {"-1", "5000"}, "json": {},
 		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {},
+		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 	// The sample's flags matter with --sample only.
 	checkEveryFlag(t, "plan", []string{"--sample", sample}, badValues{
@@ -107,5 +108,6 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"num-perm": {}, "bits": {}, "scheme": {}, "sample": {}, "json": {},
 		"sample-floor": {"0", "0.9", "-1"}, "sample-draws": {"0", "-5"}, "shingle": {"word:0"}, "workers": {"-1"},
 		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"},
+		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 }
