@@ -92,7 +92,9 @@ func TestPlanGolden(t *testing.T) { runGoldenFile(t, planGolden) }
 
 // TestPlanSimHashGolden is TestPlanGolden for plan --sketch simhash
 // (testdata/golden/cli/plan_simhash.txt).
-func TestPlanSimHashGolden(t *testing.T) { runGoldenFile(t, "../../testdata/golden/cli/plan_simhash.txt") }
+func TestPlanSimHashGolden(t *testing.T) {
+	runGoldenFile(t, "../../testdata/golden/cli/plan_simhash.txt")
+}
 
 // runGoldenFile runs the commands of a golden file and compares their
 // outputs with the file's, or rewrites them under -update.
