@@ -96,7 +96,8 @@ func (k *sketcher) bucketKeys() []uint64 {
 }
 
 // signFn reads one split, signs every document and emits its bucket entries
-// in batches KV<partition, packed entries>, and the split's statistics.
+// in batches KV<partition, packed entries> (SimHash: its fingerprints in
+// batches KV<split, (ord, fingerprint)…>), and the split's statistics.
 type signFn struct{ C Config }
 
 // ProcessElement reads and signs split sp, emits its documents' band-key
@@ -108,6 +109,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	}
 	st := SplitStats{Split: sp.Index, LastLocal: -1}
 	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
+	// SimHash's fingerprints go out by split: their entries wait for the
+	// document count (simEntriesFn).
+	simHash := f.C.simHashJob()
+	fps := &fpBatcher{split: sp.Index, emit: emit}
 	var doc corpus.Document
 	rs, err := eachRecord(ctx, &f.C, sp.Index, func(rec *corpus.Record) (bool, error) {
 		if rec.Index >= 1<<localBits {
@@ -127,6 +132,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return true, nil
 		}
 		o := ord(sp.Index, rec.Index)
+		if simHash {
+			fps.add(o, k.sig[0])
+			return true, nil
+		}
 		for _, key := range k.bucketKeys() {
 			batches.add(uint32(key), o)
 		}
@@ -136,6 +145,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		return err
 	}
 	batches.flush()
+	fps.flush()
 	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
 	st.Hash = k.Metrics()
 	stats(st)
