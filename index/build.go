@@ -90,29 +90,61 @@ type BuildStats struct {
 // order, bar document numbers.
 //
 // While a Builder is open, writes to the DB fail; reads see the index as it
-// was. Nothing is visible until Finish returns; Abort (or a failed Finish, or
-// a crash) leaves the index empty. A Builder is not safe for concurrent use.
+// was. Nothing is visible until Finish returns; Abort (or a failed Finish)
+// leaves the index empty. The index's meta record is marked "build in
+// progress" from NewBuilder until Finish succeeds, so a build killed at any
+// moment (or a Finish that failed after part of the index was written)
+// leaves an index that Open refuses with ErrIncomplete; Options.ForBuild
+// opens it to be built again, and that build removes the killed one's
+// temporary files. A Builder is not safe for concurrent use.
 type Builder struct {
-	d       *DB
-	opts    BuildOptions
-	tmp     string
-	next    uint32
-	docs    int64
-	sigs    *tableWriter
-	tables  []string
-	post    *extsort.Sorter
-	ids     idSorter
-	s       scratch
-	kbuf    []byte
-	vbuf    []byte
-	done    bool
-	ownTemp bool // TempDir was defaulted: remove it when done
-	started time.Time
+	d        *DB
+	opts     BuildOptions
+	tmp      string
+	next     uint32
+	docs     int64
+	sigs     *tableWriter
+	tables   []string
+	post     *extsort.Sorter
+	ids      idSorter
+	s        scratch
+	kbuf     []byte
+	vbuf     []byte
+	done     bool
+	ownTemp  bool // TempDir was defaulted: remove it when done
+	ingested bool // tables were ingested: the index is no longer empty
+	// wasIncomplete: the index was marked "build in progress" before this
+	// build (opened with ForBuild), so Abort leaves the mark.
+	wasIncomplete bool
+	first         uint32 // the first document number of the build
+	started       time.Time
 }
 
+// DuplicateIDError is the error of a bulk build given the same id twice. It
+// wraps ErrDuplicateID (check with errors.Is; errors.As gives the details).
+type DuplicateIDError struct {
+	// ID is the repeated id.
+	ID string
+	// First and Second are the positions of its first two occurrences among
+	// the documents added to the Builder, from 0.
+	First, Second int64
+}
+
+// Error names the id and the documents.
+func (e *DuplicateIDError) Error() string {
+	return fmt.Sprintf("%v: %q appears twice in the input (documents %d and %d added to the build)", ErrDuplicateID, e.ID, e.First+1, e.Second+1)
+}
+
+// Unwrap returns ErrDuplicateID.
+func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
+
 // NewBuilder starts a bulk build of d, which must hold no documents
-// (ErrNotEmpty otherwise).
-func (d *DB) NewBuilder(opts *BuildOptions) (*Builder, error) {
+// (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some).
+// It marks the index "build in progress" (see Builder) and, when
+// BuildOptions.TempDir is the default, removes what an interrupted build
+// left there.
+func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
+	defer d.surface(&err)
 	var o BuildOptions
 	if opts != nil {
 		o = *opts
@@ -130,12 +162,22 @@ func (d *DB) NewBuilder(opts *BuildOptions) (*Builder, error) {
 		return nil, fmt.Errorf("%w: index opened read-only", ErrInvalidOptions)
 	case d.building:
 		return nil, fmt.Errorf("%w: a bulk build is in progress", ErrInvalidOptions)
+	case d.docs.Load() != 0 && d.incomplete:
+		return nil, fmt.Errorf("%w: an interrupted build left %d documents in %s; remove the directory and build again", ErrIncomplete, d.docs.Load(), d.dir)
 	case d.docs.Load() != 0:
 		return nil, fmt.Errorf("%w: it holds %d documents", ErrNotEmpty, d.docs.Load())
 	}
+	if err := d.h.refuse(true); err != nil {
+		return nil, err
+	}
 	ownTemp := o.TempDir == ""
 	if ownTemp {
+		// The index directory is locked: nothing else builds into it, so
+		// whatever is here was left by a build that was killed.
 		o.TempDir = filepath.Join(d.dir, "build.tmp")
+		if err := os.RemoveAll(o.TempDir); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
 		return nil, err
@@ -144,12 +186,20 @@ func (d *DB) NewBuilder(opts *BuildOptions) (*Builder, error) {
 	if err != nil {
 		return nil, err
 	}
+	wasIncomplete := d.incomplete
+	if !d.incomplete {
+		if err := d.setBuilding(true); err != nil {
+			os.RemoveAll(tmp)
+			return nil, err
+		}
+	}
 	d.building = true
 	// An empty index holds no packed postings (a delete removes emptied
 	// values), whatever an earlier build marked: readers skip them until
 	// this build's are ingested, under its own group bits.
 	d.packedBits.Store(0)
-	b := &Builder{d: d, opts: o, tmp: tmp, ownTemp: ownTemp, next: uint32(d.next.Load()), started: time.Now()}
+	b := &Builder{d: d, opts: o, tmp: tmp, ownTemp: ownTemp, next: uint32(d.next.Load()), first: uint32(d.next.Load()),
+		wasIncomplete: wasIncomplete, started: time.Now()}
 	b.post = extsort.New(tmp, "postings", int(o.Memory/2/16)) // values plus sorting scratch
 	b.ids = idSorter{dir: tmp, limit: int(o.Memory / 2)}
 	return b, nil
@@ -202,15 +252,41 @@ func (b *Builder) Add(doc Doc) error {
 }
 
 // Finish sorts and writes the ids and postings, ingests every table into the
-// index and returns what was built.
-func (b *Builder) Finish(ctx context.Context) (BuildStats, error) {
+// index, clears its "build in progress" mark and returns what was built. A
+// repeated id fails it with a *DuplicateIDError.
+func (b *Builder) Finish(ctx context.Context) (_ BuildStats, err error) {
+	defer b.d.surface(&err)
 	if b.done {
 		return BuildStats{}, fmt.Errorf("%w: builder finished", ErrInvalidOptions)
 	}
 	st, err := b.finish(ctx)
+	if err == nil {
+		err = b.d.setBuilding(false) // the build is complete from here
+	} else {
+		b.unmark()
+	}
 	b.cleanup()
 	st.Seconds = time.Since(b.started).Seconds()
 	return st, err
+}
+
+// setBuilding marks the index's meta record "build in progress", or clears
+// the mark, in one synced write.
+func (d *DB) setBuilding(building bool) error {
+	stored, closer, err := d.db.Get(metaKey)
+	if err != nil {
+		return err
+	}
+	meta, err := withBuilding(stored, building)
+	closer.Close()
+	if err != nil {
+		return err
+	}
+	if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
+		return err
+	}
+	d.incomplete = building
+	return nil
 }
 
 func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
@@ -229,11 +305,13 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	}
 	var prev []byte
 	var nb [docNumBytes]byte
+	var prevNum uint32
 	err = b.ids.each(func(id []byte, num uint32) error {
 		if prev != nil && bytes.Equal(prev, id) {
-			return fmt.Errorf("%w: %q appears twice in the input", ErrDuplicateID, id)
+			// Equal ids come in document order: num is the second.
+			return &DuplicateIDError{ID: string(id), First: int64(prevNum - b.first), Second: int64(num - b.first)}
 		}
-		prev = append(prev[:0], id...)
+		prev, prevNum = append(prev[:0], id...), num
 		b.kbuf = appendIDKey(b.kbuf[:0], string(id))
 		d.ids.set(idFilterKey(string(id)))
 		binary.BigEndian.PutUint32(nb[:], num)
@@ -339,8 +417,8 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 		return st, err
 	}
 	// The meta record says the index holds packed postings before they are
-	// ingested: a crash in between leaves an empty index so marked, which is
-	// harmless (and the next build marks it again).
+	// ingested (it is still marked "build in progress" until Finish clears
+	// the mark).
 	stored, closer, err := d.db.Get(metaKey)
 	if err != nil {
 		return st, err
@@ -364,6 +442,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 		}
 	}
 	if len(paths) > 0 {
+		b.ingested = true // if only partly: the mark stays either way
 		if err := d.db.Ingest(ctx, paths); err != nil {
 			return st, fmt.Errorf("index: ingest: %w", err)
 		}
@@ -452,13 +531,25 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 	return batch.Commit(pebble.Sync)
 }
 
-// Abort drops the build; the index stays empty.
+// Abort drops the build; the index stays empty, and its "build in progress"
+// mark is cleared unless the index was marked before (opened with ForBuild).
 func (b *Builder) Abort() {
 	if !b.done {
 		if b.sigs != nil {
 			b.sigs.close()
 		}
+		b.unmark()
 		b.cleanup()
+	}
+}
+
+// unmark clears the "build in progress" mark of a build that failed or was
+// aborted, if the index is as it was before the build: empty (nothing
+// ingested) and not marked before. Best effort: if the write fails, the
+// index stays marked.
+func (b *Builder) unmark() {
+	if !b.ingested && !b.wasIncomplete {
+		b.d.setBuilding(false)
 	}
 }
 

@@ -416,7 +416,7 @@ func TestLayoutVersions(t *testing.T) {
 			t.Fatal("reopened")
 		}
 		// Put the good record back through Pebble directly.
-		pdb, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+		pdb, err := pebble.Open(dir, &pebble.Options{Logger: pebbleLogger{newHealth(nil)}})
 		if err != nil {
 			t.Fatal(err)
 		}

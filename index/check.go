@@ -17,7 +17,8 @@ import (
 // one of whose bucket keys it is under; packed values decode. It reads the
 // whole index (and computes every document's keys once per stray posting),
 // so it is for tests, tools and after a crash, not for serving.
-func (d *DB) Check(ctx context.Context) (CheckReport, error) {
+func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, false)
 	if err != nil {
 		return CheckReport{}, err
@@ -107,6 +108,10 @@ func (d *DB) Check(ctx context.Context) (CheckReport, error) {
 		for i, bk := range s.keys {
 			k := appendPostingKey(nil, bk, num)
 			single := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
+			if err := probe.Error(); err != nil {
+				it.Close()
+				return r, err
+			}
 			packed, err := d.hasPacked(probe, s, bk, num)
 			if err != nil && !errors.Is(err, ErrCorrupt) {
 				it.Close()

@@ -68,6 +68,11 @@ type metaRecord struct {
 	// PackedGroupBits is the number of high bucket-key bits that name a
 	// group of packed postings; 0 if there are none (version 2).
 	PackedGroupBits int `json:"packed_group_bits"`
+	// Building marks an index whose bulk build has started and not
+	// finished: written before the build writes anything, cleared (with
+	// PackedGroupBits set) in one synced write once it is done. Builds
+	// before this field never wrote it.
+	Building bool `json:"building,omitempty"`
 }
 
 func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
@@ -131,6 +136,17 @@ func withPackedBits(stored []byte, g int) ([]byte, error) {
 		return nil, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
 	m.Format, m.PackedGroupBits = FormatVersion, g
+	return json.Marshal(m)
+}
+
+// withBuilding returns the stored meta record with the "build in progress"
+// mark set or cleared.
+func withBuilding(stored []byte, building bool) ([]byte, error) {
+	var m metaRecord
+	if err := json.Unmarshal(stored, &m); err != nil {
+		return nil, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	m.Building = building
 	return json.Marshal(m)
 }
 

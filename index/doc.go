@@ -128,6 +128,35 @@
 // checks, on a copy of the filesystem holding only synced data, that no
 // answer names a document before it is durable.
 //
+// # Storage faults
+//
+// Pebble's defaults end the process on a damaged block (its DataCorruption
+// event calls Logger.Fatalf, which exits) and panic when a write-ahead log
+// write or creation fails. A DB routes both to a health record instead
+// (health.go), so that a fault is an error of the operations it touches:
+//
+//   - A damaged block (its checksum fails) fails the read that meets it with
+//     ErrCorrupt, on one line naming the sstable; other reads and writes go
+//     on. [DB.Health] reports it from then on, Metrics.Corruptions counts,
+//     and Options.Logger gets one line per damaged file. An iterator's error
+//     is checked after each seek (the next seek clears it), so a damaged
+//     posting block fails a query rather than letting it answer "new".
+//   - A disk error (full, read-only, an I/O error, a permission refused) is
+//     seen by a filesystem wrapper the moment a write, sync or file creation
+//     fails: from then on writes fail with ErrStorage before they reach
+//     Pebble (whose WAL writer, once failed, panics at the next commit, and
+//     whose failed flushes stall every writer), reads go on, Health reports
+//     it and Metrics.StorageFaults counts. A WAL that cannot be created is
+//     handed to Pebble as a file whose writes fail (Pebble cannot survive the
+//     failed creation itself). Reopening the index, once the disk has room
+//     or is writable, clears the state; every acknowledged write is there.
+//   - A fatal error of Pebble's (Logger.Fatalf) or a panic of its commit
+//     path makes every operation fail with ErrStorage.
+//
+// Options.MustExist (and ReadOnly) open only an existing index: a missing
+// or foreign directory fails with ErrNoIndex and nothing is created. A
+// directory another process has open fails with ErrLocked.
+//
 // # Hot buckets
 //
 // A bucket holds at most Options.BucketCap documents (1000 by default). A
@@ -147,6 +176,14 @@
 // into the bottom level. The result answers every query as inserting the
 // same documents in the same order would, and takes inserts and deletes as
 // any index does.
+//
+// The meta record says "building" from the start of a build (from the
+// index's creation with Options.ForBuild) until Finish has ingested every
+// table, in synced writes: a build killed at any moment, or one whose Finish
+// failed after ingesting, leaves an index that Open refuses with
+// ErrIncomplete rather than one that looks complete and empty. Opened with
+// ForBuild it is built again, and NewBuilder removes what the killed build
+// left in build.tmp. A repeated id fails Finish with a [DuplicateIDError].
 //
 // # Repack
 //

@@ -89,5 +89,8 @@ func (d *DB) syncBarrier() error {
 		return nil
 	}
 	d.m.barriers.Add(1)
-	return d.db.LogData(nil, pebble.Sync)
+	if err := d.h.refuse(true); err != nil {
+		return err // a failed WAL: the write may never be durable
+	}
+	return d.h.guard(func() error { return d.db.LogData(nil, pebble.Sync) })
 }

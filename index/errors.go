@@ -21,7 +21,8 @@ var (
 
 	// ErrCorrupt: stored bytes are not what this version writes (a bad
 	// meta record, a signature of the wrong length, a posting without its
-	// signature found by Check).
+	// signature found by Check), or a block of the index on disk is damaged
+	// (its checksum fails): the read that met it fails, others go on.
 	ErrCorrupt = errors.New("index: corrupt data")
 
 	// ErrInvalidDocument: a document cannot be stored: its id is empty or
@@ -44,6 +45,24 @@ var (
 
 	// ErrClosed: the index was closed.
 	ErrClosed = errors.New("index: closed")
+
+	// ErrNoIndex: Open with Options.MustExist (or ReadOnly) of a directory
+	// that holds no index. Nothing was created.
+	ErrNoIndex = errors.New("index: no index")
+
+	// ErrLocked: the index directory is locked by another process (or
+	// another DB of this one): a Pebble index has one user at a time.
+	ErrLocked = errors.New("index: locked by another process")
+
+	// ErrIncomplete: the index was being bulk-built and the build did not
+	// finish (the process was killed, or the disk filled up): it holds no
+	// documents, or only part of them. Build it again (Options.ForBuild).
+	ErrIncomplete = errors.New("index: a bulk build did not finish")
+
+	// ErrStorage: the disk failed under the index (full, read-only, an I/O
+	// error) or Pebble reported a fatal error: the DB refuses writes (after
+	// a fatal error, every operation) until it is reopened. See DB.Health.
+	ErrStorage = errors.New("index: storage failure")
 
 	// ErrLockTimeout: the Redis backend could not take the locks of a
 	// document's buckets before the context ended.

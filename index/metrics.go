@@ -35,6 +35,13 @@ type Metrics struct {
 	// named a document whose write may not have been durable yet (Pebble
 	// only; see "Durability" in the package doc).
 	SyncBarriers uint64
+	// Corruptions counts the damaged blocks met on disk (Pebble's
+	// corruption reports; Pebble only): each failed the read that met it.
+	Corruptions uint64
+	// StorageFaults counts the disk errors met (a write, sync or file
+	// creation that failed: full, read-only, I/O error) and Pebble's fatal
+	// errors (Pebble only). After the first, the index refuses writes.
+	StorageFaults uint64
 	// CandidatesPerQuery is the distribution of candidates per query.
 	CandidatesPerQuery Histogram
 	// BucketSize is the distribution of the sizes of the buckets read
@@ -61,6 +68,7 @@ func (m Metrics) String() string {
 	fmt.Fprintf(&b, "inserts             %d (duplicates answered %d, deletes %d)\n", m.Inserts, m.Duplicates, m.Deletes)
 	fmt.Fprintf(&b, "dropped postings    %d\n", m.DroppedPostings)
 	fmt.Fprintf(&b, "commits             %d (sync barriers %d)\n", m.Commits, m.SyncBarriers)
+	fmt.Fprintf(&b, "storage faults      %d (corruptions %d)\n", m.StorageFaults, m.Corruptions)
 	return b.String()
 }
 

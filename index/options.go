@@ -2,6 +2,9 @@ package index
 
 import (
 	"fmt"
+	"log/slog"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -87,8 +90,25 @@ type Options struct {
 	// not a crash of the machine. Default false (every acknowledged write
 	// is synced); for tests and throwaway indexes only.
 	NoSync bool
-	// ReadOnly opens an existing index for reading only. Default false.
+	// ReadOnly opens an existing index for reading only (as MustExist, an
+	// absent index fails with ErrNoIndex). Default false.
 	ReadOnly bool
+	// MustExist makes Open fail with ErrNoIndex, creating nothing, when the
+	// directory holds no index (it is missing, empty, or not an index).
+	// Default false: a missing index is created.
+	MustExist bool
+	// ForBuild opens the index for a bulk build (DB.NewBuilder): a new index
+	// is created marked "build in progress" until a Builder finishes, and an
+	// index whose build was interrupted opens (to be built again) rather than
+	// failing with ErrIncomplete. Default false.
+	ForBuild bool
+	// Logger receives Pebble's error messages and the index's reports of
+	// storage faults (a corruption, a failed write), one line each. Default
+	// slog.Default().
+	Logger *slog.Logger
+	// FS is the filesystem the index is stored on. Default: the operating
+	// system's (vfs.Default). Tests pass one that injects faults.
+	FS vfs.FS
 }
 
 // EnsureDefaults fills the fields that do not depend on a stored index with

@@ -6,7 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
+	iofs "io/fs"
 	"slices"
 	"strings"
 	"sync"
@@ -25,11 +25,17 @@ import (
 // A DB is safe for concurrent use. Its zero value is not usable: call Open.
 type DB struct {
 	db   *pebble.DB
+	lock *pebble.Lock // of dir, closed after db
 	po   *pebble.Options
 	dir  string
 	cfg  Config
 	sync bool
 	ro   bool
+	h    *health // storage faults met (see health)
+
+	// incomplete: the meta record says a bulk build is in progress (opened
+	// with ForBuild, or a Builder has started); cleared when one finishes.
+	incomplete bool
 
 	locks  *lockTable
 	filter *bucketFilter // bucket keys of postings of their own; nil when off
@@ -70,30 +76,18 @@ type scratch struct {
 	kbuf    []byte
 }
 
-// quietLogger drops Pebble's informational messages and prints errors.
-type quietLogger struct{}
-
-// Infof drops Pebble's informational message.
-func (quietLogger) Infof(string, ...any) {}
-
-// Errorf prints Pebble's error message to standard error.
-func (quietLogger) Errorf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
-}
-
-// Fatalf prints Pebble's fatal message to standard error and exits with
-// status 1.
-func (quietLogger) Fatalf(format string, args ...any) {
-	fmt.Fprintf(os.Stderr, "index: pebble: "+format+"\n", args...)
-	os.Exit(1)
-}
-
 // Open opens the index in directory dir, creating it if it does not exist
-// (unless opts.ReadOnly). Opening an index made under another spec, params or
-// banding than opts asks for fails with ErrSpecMismatch, ErrParamsMismatch or
-// ErrBandsMismatch; see Options.
+// (unless opts.MustExist or opts.ReadOnly: ErrNoIndex). Opening an index made
+// under another spec, params or banding than opts asks for fails with
+// ErrSpecMismatch, ErrParamsMismatch or ErrBandsMismatch; one whose bulk
+// build was interrupted with ErrIncomplete (unless opts.ForBuild); one open
+// in another process with ErrLocked. See Options.
 func Open(dir string, opts *Options) (*DB, error) {
-	return open(dir, opts, nil)
+	var fs vfs.FS
+	if opts != nil {
+		fs = opts.FS
+	}
+	return open(dir, opts, fs)
 }
 
 // open is Open on filesystem fs (nil: the operating system's); tests pass
@@ -107,38 +101,100 @@ func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	cache := pebble.NewCache(o.CacheSize)
-	defer cache.Unref() // Pebble holds its own reference
+	if fs == nil {
+		fs = vfs.Default
+	}
+	if o.MustExist || o.ReadOnly {
+		if ok, err := pebbleExists(fs, dir); err != nil || !ok {
+			if err == nil {
+				err = fmt.Errorf("%w at %s", ErrNoIndex, dir)
+			}
+			return nil, err
+		}
+	}
+	h := newHealth(o.Logger)
 	po := &pebble.Options{
-		Cache:              cache,
 		MemTableSize:       uint64(o.MemTableSize),
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             quietLogger{},
+		Logger:             pebbleLogger{h},
+		EventListener:      h.eventListener(),
+		FS:                 &faultFS{FS: fs, h: h},
 		ReadOnly:           o.ReadOnly,
-		ErrorIfNotExists:   o.ReadOnly,
+		ErrorIfNotExists:   o.ReadOnly || o.MustExist,
 		// Up to two compactions when L0 backs up (after a bulk build or a
 		// burst of writes).
 		CompactionConcurrencyRange: func() (int, int) { return 1, 2 },
-	}
-	if fs != nil {
-		po.FS = fs
 	}
 	// zstd at the bottom levels: the signatures are random bytes and do not
 	// compress, but the postings' document numbers and the ids gain from
 	// zstd's entropy coding (about 15% of the postings).
 	po.ApplyCompressionSettings(func() pebble.DBCompressionSettings { return pebble.DBCompressionGood })
-	pdb, err := pebble.Open(dir, po)
+	pdb, lock, err := openPebble(dir, po, o.CacheSize)
 	if err != nil {
+		if !errors.Is(err, ErrLocked) {
+			err = h.surface(err) // a damaged manifest or table: one line
+		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	d := &DB{db: pdb, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes),
+	d := &DB{db: pdb, lock: lock, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, h: h, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes),
 		ids: newBucketFilter(o.FilterBytes / 4), filterBytes: o.FilterBytes}
 	d.dur.next = &d.next
 	if err := d.init(&o); err != nil {
 		pdb.Close()
+		lock.Close()
+		if !errors.Is(err, ErrNoIndex) && !errors.Is(err, ErrIncomplete) {
+			err = h.surface(err)
+		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
 	return d, nil
+}
+
+// openPebble locks directory dir (made if missing, unless po.ReadOnly) and
+// opens the Pebble database in it with a block cache of cacheSize bytes. A
+// lock held elsewhere fails with ErrLocked; the caller closes the lock after
+// the database.
+func openPebble(dir string, po *pebble.Options, cacheSize int64) (*pebble.DB, *pebble.Lock, error) {
+	if !po.ReadOnly {
+		if err := po.FS.MkdirAll(dir, 0o755); err != nil {
+			return nil, nil, err
+		}
+	}
+	lock, err := pebble.LockDirectory(dir, po.FS)
+	if err != nil {
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			return nil, nil, err // the lock file could not be made
+		}
+		return nil, nil, fmt.Errorf("%w (%v)", ErrLocked, err)
+	}
+	po.Lock = lock
+	po.Cache = pebble.NewCache(cacheSize)
+	defer po.Cache.Unref() // Pebble holds its own reference
+	pdb, err := pebble.Open(dir, po)
+	if err != nil {
+		lock.Close()
+		return nil, nil, err
+	}
+	return pdb, lock, nil
+}
+
+// pebbleExists reports whether directory dir holds a Pebble database (its
+// manifest marker), without creating anything.
+func pebbleExists(fs vfs.FS, dir string) (bool, error) {
+	names, err := fs.List(dir)
+	if errors.Is(err, iofs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("index: %w", err)
+	}
+	for _, n := range names {
+		if strings.HasPrefix(n, "marker.manifest.") || n == "CURRENT" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 func (d *DB) init(o *Options) error {
@@ -162,8 +218,8 @@ func (d *DB) init(o *Options) error {
 		if nonEmpty {
 			return fmt.Errorf("%w: a Pebble database without a neardup meta record", ErrCorrupt)
 		}
-		if d.ro {
-			return fmt.Errorf("%w: no index to open read-only", ErrNotFound)
+		if d.ro || o.MustExist {
+			return fmt.Errorf("%w at %s (an empty Pebble database)", ErrNoIndex, d.dir)
 		}
 	}
 	d.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
@@ -171,12 +227,29 @@ func (d *DB) init(o *Options) error {
 		return err
 	}
 	if stored == nil {
-		if err := d.db.Set(metaKey, encodeMeta(d.cfg), pebble.Sync); err != nil {
+		meta := encodeMeta(d.cfg)
+		if o.ForBuild {
+			// Marked before anything else is written: a build killed at any
+			// moment leaves an index that says so.
+			if meta, err = withBuilding(meta, true); err != nil {
+				return err
+			}
+			d.incomplete = true
+		}
+		if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
 			return err
 		}
-	} else if _, m, err := decodeMeta(stored); err == nil && m.PackedGroupBits > 0 {
-		d.packed = newBucketFilter(o.FilterBytes)
-		d.packedBits.Store(int32(m.PackedGroupBits))
+	} else if _, m, err := decodeMeta(stored); err == nil {
+		if m.Building {
+			if !o.ForBuild {
+				return fmt.Errorf("%w (the process was killed or the build failed): build the index again with neardup index build", ErrIncomplete)
+			}
+			d.incomplete = true
+		}
+		if m.PackedGroupBits > 0 {
+			d.packed = newBucketFilter(o.FilterBytes)
+			d.packedBits.Store(int32(m.PackedGroupBits))
+		}
 	}
 	// The next document number follows the last stored signature; the
 	// number of documents is the number of ids.
@@ -283,7 +356,11 @@ func (d *DB) lastDocNum() (uint32, error) {
 func (d *DB) Config() Config { return d.cfg }
 
 // Metrics returns what the index has counted since it was opened.
-func (d *DB) Metrics() Metrics { return d.m.snapshot() }
+func (d *DB) Metrics() Metrics {
+	m := d.m.snapshot()
+	m.Corruptions, m.StorageFaults = d.h.corruptions.Load(), d.h.faults.Load()
+	return m
+}
 
 // Pebble returns the underlying Pebble database, for its metrics and for
 // tools. Writing to it directly breaks the index.
@@ -307,8 +384,23 @@ func (d *DB) enter(ctx context.Context, write bool) (func(), error) {
 		d.closeMu.RUnlock()
 		return nil, fmt.Errorf("%w: a bulk build is in progress", ErrInvalidOptions)
 	}
+	if err := d.h.refuse(write); err != nil {
+		d.closeMu.RUnlock()
+		return nil, err
+	}
 	return d.closeMu.RUnlock, nil
 }
+
+// surface turns an error of an operation into what the caller gets (see
+// health.surface); every exported method defers it.
+func (d *DB) surface(err *error) { *err = d.h.surface(*err) }
+
+// Health reports what is wrong with the storage under the index, nil if
+// nothing: an error wrapping ErrStorage once a write to the disk has failed
+// (writes are refused from then on) or Pebble reported a fatal error, or
+// wrapping ErrCorrupt once a damaged block was met (reads of its range
+// fail). It stays set until the index is reopened.
+func (d *DB) Health() error { return d.h.err() }
 
 func (d *DB) getScratch() *scratch {
 	if s, ok := d.pool.Get().(*scratch); ok {
@@ -325,7 +417,16 @@ func (d *DB) Close() error {
 		return nil
 	}
 	d.closed = true
-	return d.db.Close()
+	if d.h.poisoned.Load() {
+		// Pebble panicked holding its commit lock: closing would wait for it
+		// for ever. The process should exit.
+		return fmt.Errorf("%w: not closed after a panic of Pebble's; exit the process", ErrStorage)
+	}
+	err := d.db.Close()
+	if lerr := d.lock.Close(); err == nil {
+		err = lerr
+	}
+	return err
 }
 
 // newIter returns an iterator over ids, postings and signatures: one
@@ -369,6 +470,12 @@ func (d *DB) scanBuckets(it *pebble.Iterator, s *scratch, collect bool) error {
 					s.cands = append(s.cands, doc)
 				}
 				n++
+			}
+			// The next seek clears the iterator's error: a read that
+			// failed (a damaged block) must fail the operation now rather
+			// than lose the bucket's postings.
+			if err := it.Error(); err != nil {
+				return err
 			}
 		}
 		if full(n) {
@@ -533,7 +640,8 @@ func sortMatches(ms []Match, limit int) []Match {
 }
 
 // Query returns the stored documents similar to sig.
-func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
+func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) (_ []Match, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, false)
 	if err != nil {
 		return nil, err
@@ -575,7 +683,8 @@ func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) 
 }
 
 // Get returns the stored document id.
-func (d *DB) Get(ctx context.Context, id string) (Doc, error) {
+func (d *DB) Get(ctx context.Context, id string) (_ Doc, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, false)
 	if err != nil {
 		return Doc{}, err
@@ -690,8 +799,16 @@ func (w *writeBatch) commit(unlock func()) error {
 		d.dur.release(w)
 		return nil
 	}
+	// Checked again here, just before the WAL write: a storage failure may
+	// have been met since the operation started, and Pebble panics on a
+	// commit after a failed WAL write.
+	if err := d.h.refuse(true); err != nil {
+		unlock()
+		d.dur.release(w) // never applied
+		return err
+	}
 	if !d.sync {
-		err := w.b.Commit(pebble.NoSync)
+		err := d.h.guard(func() error { return w.b.Commit(pebble.NoSync) })
 		unlock()
 		d.dur.release(w) // durable as far as NoSync promises
 		if err == nil {
@@ -701,7 +818,7 @@ func (w *writeBatch) commit(unlock func()) error {
 	}
 	// Applied (visible) before the WAL sync: release the locks then, so
 	// that writers of other documents share the sync (group commit).
-	if err := d.db.ApplyNoSyncWait(w.b, pebble.Sync); err != nil {
+	if err := d.h.guard(func() error { return d.db.ApplyNoSyncWait(w.b, pebble.Sync) }); err != nil {
 		unlock()
 		d.dur.release(w) // never applied
 		return err
@@ -756,7 +873,8 @@ func (d *DB) lockDocs(s *scratch, docs []Doc) (unlock func()) {
 }
 
 // Insert stores docs without checking them; all or nothing.
-func (d *DB) Insert(ctx context.Context, docs []Doc) error {
+func (d *DB) Insert(ctx context.Context, docs []Doc) (err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, true)
 	if err != nil {
 		return err
@@ -803,7 +921,8 @@ func (d *DB) Insert(ctx context.Context, docs []Doc) error {
 
 // CheckAndInsert checks each doc against the index and the docs before it,
 // and stores those without a match.
-func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([]Result, error) {
+func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) (_ []Result, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, true)
 	if err != nil {
 		return nil, err
@@ -916,7 +1035,8 @@ func (w *writeBatch) verifyPending(ms []Match, s *scratch, sig minhash.Signature
 }
 
 // Delete removes document id and its postings.
-func (d *DB) Delete(ctx context.Context, id string) error {
+func (d *DB) Delete(ctx context.Context, id string) (err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, true)
 	if err != nil {
 		return err
@@ -1007,12 +1127,14 @@ func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes 
 		}
 		k := appendPostingKey(s.kbuf[:0], bk, num)
 		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
+			if err = it.Error(); err != nil {
+				break
+			}
 			packed = append(packed, bk)
 			continue
 		}
 		b.Delete(k, nil)
 	}
-	err = it.Error()
 	if err == nil && len(packed) > 0 {
 		err = d.unpack(b, it, g, packed, num)
 	}
@@ -1084,7 +1206,8 @@ func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, 
 }
 
 // Stats counts the documents and the bytes on disk.
-func (d *DB) Stats(ctx context.Context) (Stats, error) {
+func (d *DB) Stats(ctx context.Context) (_ Stats, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, false)
 	if err != nil {
 		return Stats{}, err
@@ -1097,7 +1220,8 @@ func (d *DB) Stats(ctx context.Context) (Stats, error) {
 // cache (as far as Options.CacheSize holds them) before the first queries:
 // a service answers from memory at once instead of after hours of traffic.
 // It returns the bytes of keys and values read.
-func (d *DB) Preload(ctx context.Context) (int64, error) {
+func (d *DB) Preload(ctx context.Context) (_ int64, err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, false)
 	if err != nil {
 		return 0, err
@@ -1121,7 +1245,8 @@ func (d *DB) Preload(ctx context.Context) (int64, error) {
 // Flush writes the memtable to an sstable and waits for it; Compact
 // (compact true) then rewrites the whole index into its final levels, so
 // that Stats measures the settled size.
-func (d *DB) Flush(ctx context.Context, compact bool) error {
+func (d *DB) Flush(ctx context.Context, compact bool) (err error) {
+	defer d.surface(&err)
 	done, err := d.enter(ctx, true)
 	if err != nil {
 		return err

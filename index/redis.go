@@ -281,9 +281,18 @@ func (r *Redis) lock(ctx context.Context, ids []string, buckets []uint32) (*redi
 		if err == nil && got == len(l.names) {
 			return l, nil
 		}
-		l.release(ctx, cmds)
+		if err != nil {
+			l.release(ctx, nil) // replies lost: release whatever the token may hold
+		} else {
+			l.release(ctx, cmds)
+		}
 		if err != nil && !errors.Is(err, redis.Nil) {
 			r.locks.unlock(l.stripes)
+			if ctx.Err() != nil {
+				// The context ended during an attempt rather than between
+				// two: still a timeout waiting for the locks.
+				return nil, fmt.Errorf("%w: %v", ErrLockTimeout, ctx.Err())
+			}
 			return nil, err
 		}
 		t := time.NewTimer(wait/2 + time.Duration(mrand.Int64N(int64(wait))))

@@ -123,7 +123,10 @@ func TestRedisStaleLock(t *testing.T) {
 	doc := docOf(t, r.Config(), "a", newTextGen(12).text(100))
 	keys := r.docKeys(doc.Sig)
 	stale := r.key(redisLockB, bucketName(keys[3]))
-	if err := r.c.Set(context.Background(), stale, "dead-writer", 300*time.Millisecond).Err(); err != nil {
+	// The lock lives an hour while a writer gives up behind it (with a
+	// 300 ms TTL from the start, a slow machine saw it expire first), then
+	// 300 ms.
+	if err := r.c.Set(context.Background(), stale, "dead-writer", time.Hour).Err(); err != nil {
 		t.Fatal(err)
 	}
 	short, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -131,13 +134,16 @@ func TestRedisStaleLock(t *testing.T) {
 	if _, err := r.CheckAndInsert(short, []Doc{doc}, nil); !errors.Is(err, ErrLockTimeout) {
 		t.Fatalf("CheckAndInsert behind a live lock: %v; want ErrLockTimeout", err)
 	}
+	if err := r.c.PExpire(context.Background(), stale, 300*time.Millisecond).Err(); err != nil {
+		t.Fatal(err)
+	}
 	start := time.Now()
 	res, err := r.CheckAndInsert(context.Background(), []Doc{doc}, nil)
 	if err != nil || res[0].Status != New {
 		t.Fatalf("after the lock expired: %+v, %v", res, err)
 	}
-	if waited := time.Since(start); waited > 2*time.Second {
-		t.Errorf("waited %v for a 300ms lock", waited)
+	if waited := time.Since(start); waited >= DefaultLockTTL/2 {
+		t.Errorf("waited %v for a 300ms lock; want it gone well before the %v a lock of the index's own lives", waited, DefaultLockTTL)
 	}
 	// Our own locks are gone.
 	if n, _ := r.c.Exists(context.Background(), stale).Result(); n != 0 {

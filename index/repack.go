@@ -93,6 +93,7 @@ func (d *DB) Repack(ctx context.Context, progress func(done, total int64)) (Repa
 }
 
 func (d *DB) repack(ctx context.Context, progress func(done, total int64), tu repackTuning) (st RepackStats, err error) {
+	defer d.surface(&err)
 	start := time.Now()
 	defer func() { st.Seconds = time.Since(start).Seconds() }()
 	d.repackMu.Lock()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -12,6 +11,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -25,6 +25,7 @@ import (
 const (
 	envCrashDir  = "NEARDUP_CRASH_SERVE_DIR"
 	envCrashAddr = "NEARDUP_CRASH_ADDR_FILE"
+	envCrashUser = "NEARDUP_CRASH_UID" // if set, the server drops to this user and its group (TestFaultReadOnly)
 )
 
 func TestMain(m *testing.M) {
@@ -44,11 +45,24 @@ func crashServer(dir, addrFile string) {
 	}
 	// A watchdog, in case the test dies before killing us.
 	time.AfterFunc(2*time.Minute, func() { os.Exit(3) })
-	idx, err := index.Open(dir, &index.Options{CacheSize: 16 << 20, MemTableSize: 4 << 20})
+	if uid := os.Getenv(envCrashUser); uid != "" {
+		id, err := strconv.Atoi(uid)
+		if err == nil {
+			err = syscall.Setgid(id)
+		}
+		if err == nil {
+			err = syscall.Setuid(id)
+		}
+		if err != nil {
+			fail(fmt.Errorf("dropping to user %s: %w", uid, err))
+		}
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	idx, err := index.Open(dir, &index.Options{CacheSize: 16 << 20, MemTableSize: 4 << 20, Logger: logger})
 	if err != nil {
 		fail(err)
 	}
-	s, err := New(idx, &Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(idx, &Options{Logger: logger})
 	if err != nil {
 		fail(err)
 	}

@@ -21,6 +21,30 @@
 // {"error": {"code", "message"}}; the codes and their statuses are the Code
 // constants.
 //
+// Retries are safe: a check-and-insert (single or a batch line) whose id is
+// already stored with the same signature and metadata is answered "new" as
+// the request that stored it was (200; neardup_documents_retried_total), the
+// same id with another text or metadata 409 duplicate_id. A batch body is
+// read a line at a time as it arrives and each document signed at once, so
+// memory holds one line and the signatures, never the body; past
+// MaxBatchBytes the answer is 413 and nothing is stored.
+//
+// The Authorization scheme is case-insensitive ("bearer" works). /metrics is
+// open (it shows counts and sizes, never ids or texts) unless
+// Options.MetricsAuth (neardup serve --metrics-auth).
+//
+// # Faults
+//
+// Over an index.DB, a request that reads a damaged block answers 500
+// internal (one line naming the file) and the others go on; a full or
+// read-only disk makes writes answer 503 unavailable naming the cause, while
+// checks go on. Either way /readyz answers 503 (index.DB.Health) until the
+// index is reopened, neardup_index_corruptions_total or
+// neardup_index_storage_faults_total counts, and the log says it once, on
+// one line. fault_test.go damages an sstable, fills a tmpfs (or an injected
+// filesystem) and makes the data directory read-only under a serving index,
+// and checks that every acknowledged document is kept.
+//
 // # Signing
 //
 // The server signs texts with index.Config.NewSigner — the shingle and

@@ -36,6 +36,7 @@ type metrics struct {
 	signBytes prometheus.Counter
 	bins      prometheus.Counter
 	emptyBins prometheus.Counter
+	retries   prometheus.Counter
 
 	// The periodic repack's (see repack.go), registered only when it runs.
 	repacks        prometheus.Counter
@@ -80,6 +81,9 @@ func newMetrics(reg *prometheus.Registry, idx index.Index, repack bool) *metrics
 		emptyBins: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "neardup_sign_empty_bins_total", Help: "One-permutation bins that were empty and densified; the empty-bin rate is this over neardup_sign_bins_total.",
 		}),
+		retries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "neardup_documents_retried_total", Help: "Check-and-inserts of a document already stored under the same id with the same signature and metadata (a retried request), answered \"new\" as the first was.",
+		}),
 		repacks: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "neardup_index_repacks_total", Help: "Periodic repacks run (--repack-interval), failed or interrupted by shutdown included.",
 		}),
@@ -98,7 +102,7 @@ func newMetrics(reg *prometheus.Registry, idx index.Index, repack bool) *metrics
 		}),
 	}
 	m.docNew, m.docDup = m.documents.WithLabelValues(StatusNew), m.documents.WithLabelValues(StatusDuplicate)
-	reg.MustRegister(m.requests, m.failed, m.latency, m.inFlight, m.documents, m.signDur, m.signBytes, m.bins, m.emptyBins)
+	reg.MustRegister(m.requests, m.failed, m.latency, m.inFlight, m.documents, m.signDur, m.signBytes, m.bins, m.emptyBins, m.retries)
 	reg.MustRegister(&indexCollector{idx: idx})
 	if repack {
 		reg.MustRegister(m.repacks, m.repacksFailed, m.repackPostings, m.repackGroups, m.repackDur)
@@ -145,6 +149,8 @@ var (
 	descDocuments     = prometheus.NewDesc("neardup_index_documents", "Documents in the index.", nil, nil)
 	descSize          = prometheus.NewDesc("neardup_index_size_bytes", "Bytes the index takes (on disk for Pebble; the servers' used memory for Redis).", nil, nil)
 	descStatsFailures = prometheus.NewDesc("neardup_index_stats_failed", "1 if the last read of the index size failed.", nil, nil)
+	descCorruptions   = prometheus.NewDesc("neardup_index_corruptions_total", "Damaged blocks met on disk (Pebble); each failed the read that met it, and /readyz answers 503 from the first.", nil, nil)
+	descFaults        = prometheus.NewDesc("neardup_index_storage_faults_total", "Disk errors (full, read-only, I/O) and fatal storage errors met (Pebble); from the first, writes are refused and /readyz answers 503.", nil, nil)
 )
 
 // Describe sends the descriptors of every index metric the collector
@@ -152,7 +158,7 @@ var (
 func (c *indexCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{descQueries, descCandidates, descDropped, descMatches, descPerQuery, descBucketSize,
 		descBucketsRead, descFullBuckets, descPostDropped, descInserts, descDuplicates, descDeletes, descCommits,
-		descBarriers, descDocuments, descSize, descStatsFailures} {
+		descBarriers, descDocuments, descSize, descStatsFailures, descCorruptions, descFaults} {
 		ch <- d
 	}
 }
@@ -187,6 +193,8 @@ func (c *indexCollector) Collect(ch chan<- prometheus.Metric) {
 	counter(descDeletes, m.Deletes)
 	counter(descCommits, m.Commits)
 	counter(descBarriers, m.SyncBarriers)
+	counter(descCorruptions, m.Corruptions)
+	counter(descFaults, m.StorageFaults)
 	ch <- histogram(descPerQuery, m.CandidatesPerQuery)
 	ch <- histogram(descBucketSize, m.BucketSize)
 

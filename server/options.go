@@ -31,7 +31,10 @@ type Options struct {
 	// MaxBatchDocs is the most documents (lines) a batch may hold; more get
 	// 413 batch_too_large and nothing is stored. Default 1000.
 	MaxBatchDocs int
-	// MaxBatchBytes is the largest batch body, in bytes. Default 64 MiB.
+	// MaxBatchBytes is the largest batch body, in bytes; a larger one gets
+	// 413 body_too_large and nothing is stored. The body is read a line at a
+	// time (a line at most MaxBodyBytes), so this bounds the request's work,
+	// not its memory. Default 64 MiB.
 	MaxBatchBytes int64
 	// RequestTimeout bounds each request's work; a request not done in
 	// time gets 503 timeout (a write that had started is finished and
@@ -43,10 +46,16 @@ type Options struct {
 	// IdleTimeout closes keep-alive connections idle this long. Default 2 min.
 	IdleTimeout time.Duration
 	// Tokens, when not empty, are the accepted bearer tokens: every /v1
-	// request must carry "Authorization: Bearer <token>" with one of them,
-	// or gets 401 unauthorized. /healthz, /readyz, /metrics and
-	// /openapi.yaml stay open. Default none (no authentication).
+	// request must carry "Authorization: Bearer <token>" (the scheme's name
+	// in any case) with one of them, or gets 401 unauthorized. /healthz,
+	// /readyz, /openapi.yaml and, unless MetricsAuth, /metrics stay open.
+	// Default none (no authentication).
 	Tokens []string
+	// MetricsAuth makes /metrics take the same bearer tokens as /v1 (it is
+	// not rate-limited). It needs Tokens. Default false: /metrics is open,
+	// as Prometheus scrapers usually expect; it reveals counts and sizes,
+	// never ids or texts.
+	MetricsAuth bool
 	// RateLimit is each client's sustained rate of /v1 requests per second
 	// (a client is its token when Tokens are set, else its IP address);
 	// requests over it get 429 rate_limited. A batch counts once. Default 0:
@@ -135,6 +144,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: RepackInterval = %v; must not be negative", ErrInvalidOptions, c.RepackInterval)
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return fmt.Errorf("%w: RateLimit = %v, RateBurst = %d; must not be negative", ErrInvalidOptions, c.RateLimit, c.RateBurst)
+	}
+	if c.MetricsAuth && len(c.Tokens) == 0 {
+		return fmt.Errorf("%w: MetricsAuth needs Tokens to check", ErrInvalidOptions)
 	}
 	for i, t := range c.Tokens {
 		if t == "" {

@@ -8,11 +8,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -196,15 +198,16 @@ func (w *statusWriter) Write(p []byte) (int, error) {
 // timeout and error responses.
 func (s *Server) route(name string, api bool, methods string, h func(http.ResponseWriter, *http.Request) error) http.Handler {
 	allowed := strings.Fields(methods)
-	type routeMetrics struct {
+	type perRoute struct {
 		name     string
 		requests prometheus.Counter
 		latency  prometheus.Observer
 	}
-	resolve := func(route string) routeMetrics {
-		return routeMetrics{route, s.m.requests.WithLabelValues(route), s.m.latency.WithLabelValues(route)}
+	resolve := func(route string) perRoute {
+		return perRoute{route, s.m.requests.WithLabelValues(route), s.m.latency.WithLabelValues(route)}
 	}
 	main, del := resolve(name), resolve(routeDelete)
+	auth := api || name == routeMetrics && s.opts.MetricsAuth
 	return http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rm := main
@@ -215,7 +218,7 @@ func (s *Server) route(name string, api bool, methods string, h func(http.Respon
 		defer s.m.inFlight.Dec()
 		rm.requests.Inc()
 		w := &statusWriter{ResponseWriter: rw}
-		err := s.serve(w, r, api, allowed, h)
+		err := s.serve(w, r, api, auth, allowed, h)
 		if err != nil {
 			code := s.writeError(w, r, err)
 			s.m.failed.WithLabelValues(rm.name, code).Inc()
@@ -224,17 +227,22 @@ func (s *Server) route(name string, api bool, methods string, h func(http.Respon
 	})
 }
 
-func (s *Server) serve(w *statusWriter, r *http.Request, api bool, allowed []string, h func(http.ResponseWriter, *http.Request) error) error {
+// serve runs h for a request of a route: auth checks the bearer token, api
+// (a /v1 route) also applies the rate limit.
+func (s *Server) serve(w *statusWriter, r *http.Request, api, auth bool, allowed []string, h func(http.ResponseWriter, *http.Request) error) error {
 	if len(allowed) > 0 && !contains(allowed, r.Method) && !(r.Method == http.MethodHead && contains(allowed, http.MethodGet)) {
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
 		return errorf(CodeMethodNotAllowed, "%s does not take %s; it takes %s", r.URL.Path, r.Method, strings.Join(allowed, ", "))
 	}
-	if api {
-		client, ok := s.authorize(r)
-		if !ok {
+	var client string
+	if auth {
+		var ok bool
+		if client, ok = s.authorize(r); !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="neardup"`)
 			return errorf(CodeUnauthorized, "missing or wrong bearer token")
 		}
+	}
+	if api {
 		if s.limit != nil {
 			if ok, wait := s.limit.allow(client, time.Now()); !ok {
 				w.Header().Set("Retry-After", strconv.Itoa(max(1, int(wait.Seconds()+0.999))))
@@ -268,7 +276,7 @@ func (s *Server) authorize(r *http.Request) (string, bool) {
 		}
 		return host, true
 	}
-	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	token, ok := bearerToken(r.Header.Get("Authorization"))
 	if !ok {
 		return "", false
 	}
@@ -282,6 +290,18 @@ func (s *Server) authorize(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return "token:" + strconv.Itoa(match), true
+}
+
+// bearerToken returns the token of an Authorization header value of the
+// Bearer scheme, whose name is case-insensitive (RFC 7235, section 2.1):
+// "Bearer", "bearer" and "BEARER" all name it.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
 }
 
 // writeError answers with err as JSON and returns its code.
@@ -316,6 +336,8 @@ func (s *Server) mapError(r *http.Request, err error) *apiError {
 		return errorf(CodeTimeout, "the request did not finish in %v", s.opts.RequestTimeout)
 	case errors.Is(err, index.ErrClosed):
 		return errorf(CodeUnavailable, "the index is closed")
+	case errors.Is(err, index.ErrStorage):
+		return errorf(CodeUnavailable, "%v", err)
 	case errors.Is(err, context.Canceled):
 		return errorf(CodeUnavailable, "the request was cancelled")
 	}
@@ -609,11 +631,15 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if res[0].Err != nil {
-		return res[0].Err
-	}
 	out := CheckResult{ID: d.ID, Status: StatusNew, Duplicates: duplicates(res[0].Matches)}
 	status := http.StatusCreated
+	switch {
+	case res[0].Err == nil:
+	case s.isRetry(r.Context(), res[0].Err, &index.Doc{ID: d.ID, Sig: sig, Meta: d.Meta}):
+		status = http.StatusOK // stored by an earlier request: answered as it was, bar the status
+	default:
+		return res[0].Err
+	}
 	if res[0].Status == index.Duplicate {
 		out.Status, status = StatusDuplicate, http.StatusOK
 	} else {
@@ -649,7 +675,12 @@ func (s *Server) handleDocument(w http.ResponseWriter, r *http.Request) error {
 }
 
 // handleBatch: POST /v1/documents:batch — NDJSON in, NDJSON out, one result
-// per non-blank input line, in order.
+// per non-blank input line, in order. The body is read a line at a time
+// as it arrives and each document signed at once: memory holds one line
+// (at most MaxBodyBytes) and the signatures, ids and metadata of the
+// documents so far, never the whole body. Nothing is stored before the last
+// line is read: a body over MaxBatchBytes, or over MaxBatchDocs documents,
+// is answered 413 with nothing stored.
 func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	q, err := queryParams(r)
 	if err != nil {
@@ -658,11 +689,10 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	if err := checkType(r, typeNDJSON, "application/jsonl", "application/ndjson"); err != nil {
 		return err
 	}
-	buf, err := s.readBody(w, r, s.opts.MaxBatchBytes)
-	if err != nil {
-		return err
+	limit := s.opts.MaxBatchBytes
+	if r.ContentLength > limit {
+		return errorf(CodeBodyTooLarge, "body of %d bytes; the limit is %d", r.ContentLength, limit)
 	}
-	defer s.bufs.Put(buf)
 	type line struct {
 		n   int
 		res CheckResult
@@ -670,27 +700,38 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var lines []line
 	var docs []index.Doc
-	data := buf.Bytes()
-	for n := 1; len(data) > 0; n++ {
-		var l []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			l, data = data[:i], data[i+1:]
-		} else {
-			l, data = data, nil
+	earlier := map[string]bool{} // ids of the lines so far, to tell a retry from a repeat
+	repeated := map[int]bool{}   // docs whose id an earlier line had
+	lr := newLineReader(http.MaxBytesReader(w, r.Body, limit), int(s.opts.MaxBodyBytes))
+	for n := 1; ; n++ {
+		l, err := lr.next()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		if len(bytes.TrimSpace(l)) == 0 {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			return errorf(CodeBodyTooLarge, "body over the limit of %d bytes (stopped reading at line %d); nothing was stored", limit, n)
+		case err != nil && !errors.Is(err, errLineTooLong):
+			return errorf(CodeBadJSON, "reading the body at line %d: %v", n, err)
+		case err == nil && len(bytes.TrimSpace(l)) == 0:
 			continue
 		}
 		if len(lines) == s.opts.MaxBatchDocs {
-			return errorf(CodeBatchTooLarge, "more than %d documents in a batch", s.opts.MaxBatchDocs)
+			return errorf(CodeBatchTooLarge, "more than %d documents in a batch; nothing was stored", s.opts.MaxBatchDocs)
 		}
 		ln := line{n: n, doc: -1}
-		var lq index.QueryOptions
-		d, err := s.parseDocument(l, true, &lq)
-		if err == nil && (lq.Threshold != 0 || lq.Limit != 0) {
-			err = errorf(CodeInvalidParameter, "set threshold and limit as query parameters of a batch, not per line")
-		}
+		var d Document
 		var sig minhash.Signature
+		if err != nil {
+			err = errorf(CodeBodyTooLarge, "line of more than %d bytes; the limit of a document is %d", s.opts.MaxBodyBytes, s.opts.MaxBodyBytes)
+		} else {
+			var lq index.QueryOptions
+			d, err = s.parseDocument(l, true, &lq)
+			if err == nil && (lq.Threshold != 0 || lq.Limit != 0) {
+				err = errorf(CodeInvalidParameter, "set threshold and limit as query parameters of a batch, not per line")
+			}
+		}
 		if err == nil {
 			sig, err = s.sign(nil, d.Text)
 		}
@@ -700,8 +741,10 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 			ln.res = CheckResult{ID: d.ID, Status: StatusError, Line: n, Duplicates: []Duplicate{}, Error: &ErrorBody{Code: ae.code, Message: ae.msg}}
 		} else {
 			ln.doc = len(docs)
+			repeated[ln.doc] = earlier[d.ID]
 			docs = append(docs, index.Doc{ID: d.ID, Sig: sig, Meta: d.Meta})
 		}
+		earlier[d.ID] = true
 		lines = append(lines, ln)
 	}
 	if err := r.Context().Err(); err != nil {
@@ -721,11 +764,13 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 		if ln.doc >= 0 {
 			ir := results[ln.doc]
 			res = CheckResult{ID: ir.ID, Duplicates: duplicates(ir.Matches)}
-			switch ir.Status {
-			case index.New:
+			switch {
+			case ir.Status == index.New:
 				res.Status = StatusNew
-			case index.Duplicate:
+			case ir.Status == index.Duplicate:
 				res.Status = StatusDuplicate
+			case !repeated[ln.doc] && s.isRetry(r.Context(), ir.Err, &docs[ln.doc]):
+				res.Status = StatusNew
 			default:
 				ae := s.mapError(r, ir.Err)
 				res.Status, res.Line, res.Error = StatusError, ln.n, &ErrorBody{Code: ae.code, Message: ae.msg}
@@ -741,17 +786,49 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// isRetry reports whether err, the error of a check-and-insert of doc, says
+// the id is stored, and the stored document is doc itself (the same
+// signature, so the same text under the index's spec, and the same
+// metadata): the request repeats one that stored it, and is answered as
+// that one was ("new"), so that a client may retry after a timeout.
+func (s *Server) isRetry(ctx context.Context, err error, doc *index.Doc) bool {
+	if !errors.Is(err, index.ErrDuplicateID) {
+		return false
+	}
+	stored, gerr := s.idx.Get(ctx, doc.ID)
+	if gerr != nil || !slices.Equal(stored.Sig, doc.Sig) || !bytes.Equal(stored.Meta, doc.Meta) {
+		return false
+	}
+	s.m.retries.Inc()
+	return true
+}
+
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) error {
 	s.writeJSON(w, http.StatusOK, Health{Status: "ok"})
 	return nil
 }
 
-// handleReady: 200 while serving with a reachable index, 503 once shutting
-// down or when the index does not answer.
+// healthReporter is what an index that watches its storage has: index.DB
+// (a damaged block met, a failed write); the Redis index does not.
+type healthReporter interface {
+	Health() error
+}
+
+var _ healthReporter = (*index.DB)(nil)
+
+// handleReady: 200 while serving with a reachable, healthy index; 503 once
+// shutting down, when the index does not answer, or once it has met a
+// damaged block or a failed write (until it is reopened).
 func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) error {
 	if s.closing.Load() {
 		s.writeJSON(w, http.StatusServiceUnavailable, Health{Status: "shutting down"})
 		return nil
+	}
+	if hr, ok := s.idx.(healthReporter); ok {
+		if err := hr.Health(); err != nil {
+			s.writeJSON(w, http.StatusServiceUnavailable, Health{Status: "index unhealthy: " + err.Error()})
+			return nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), time.Second)
 	defer cancel()

@@ -227,7 +227,7 @@ func testBadInput(t *testing.T, backend string) {
 		{"limit not a number", "POST", "/v1/check?limit=many", typeJSON, good, auth, 400, CodeInvalidParameter},
 		{"threshold in body", "POST", "/v1/check", typeJSON, []byte(`{"text": "a b c d e f", "threshold": 0}`), auth, 400, CodeInvalidParameter},
 		{"duplicate id", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q}`, g.text(80))), auth, 409, CodeDuplicateID},
-		{"duplicate id, same text", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q}`, stored)), auth, 409, CodeDuplicateID},
+		{"duplicate id, same text, other meta", "POST", "/v1/documents", typeJSON, []byte(fmt.Sprintf(`{"id": "exists", "text": %q, "meta": {"v": 2}}`, stored)), auth, 409, CodeDuplicateID},
 		{"unknown id on delete", "DELETE", "/v1/documents/nope", "", nil, auth, 404, CodeNotFound},
 		{"unknown id on get", "GET", "/v1/documents/nope", "", nil, auth, 404, CodeNotFound},
 		{"no token", "POST", "/v1/documents", typeJSON, good, nil, 401, CodeUnauthorized},
@@ -263,7 +263,10 @@ func testBadInput(t *testing.T, backend string) {
 }
 
 func TestRateLimit(t *testing.T) {
-	ts := newTestServer(t, openIndex(t, "pebble", nil), &Options{RateLimit: 1, RateBurst: 3})
+	// One request per 1000 s beyond the burst: the fourth is refused however
+	// slowly the first three are served (at 1/s, a machine that took a
+	// second over them let it through).
+	ts := newTestServer(t, openIndex(t, "pebble", nil), &Options{RateLimit: 0.001, RateBurst: 3})
 	doc := Document{Text: "a b c d e f g h"}
 	for i := range 3 {
 		if r := ts.post("/v1/check", doc); r.status != 200 {
@@ -335,7 +338,9 @@ func TestGracefulShutdown(t *testing.T) {
 	}()
 	<-idx.started
 	cancel()
-	time.Sleep(50 * time.Millisecond)
+	// Serve marks the shutdown once it sees the context end (before, a
+	// 50 ms sleep assumed it had).
+	waitFor(t, "Serve to start shutting down", s.closing.Load)
 	// Readiness is answered by the handler; the listener is closed, so ask
 	// the handler directly.
 	rec := httptest.NewRecorder()

@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,10 +38,11 @@ type indexFlags struct {
 	bucketCap    int
 	cacheSize    string
 	sketch       sketchFlags
+	logger       *slog.Logger // for the index's reports (serve's log); nil: the default
 }
 
 func (f *indexFlags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.data, "data", "", "index directory (Pebble); created if missing")
+	fs.StringVar(&f.data, "data", "", "index directory (Pebble), made by neardup index build")
 	fs.StringVar(&f.redis, "redis", "", "use a shared index on Redis at these comma-separated addresses instead of --data (password from $NEARDUP_REDIS_PASSWORD)")
 	fs.BoolVar(&f.redisCluster, "redis-cluster", false, "the Redis addresses are a cluster (implied by several addresses)")
 	fs.StringVar(&f.redisPrefix, "redis-prefix", index.DefaultRedisPrefix, "prefix of the index's Redis keys")
@@ -93,7 +98,8 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 	return o, nil
 }
 
-// open opens the index the flags name.
+// open opens the existing index the flags name (a Pebble index in --data
+// must exist: only index build makes one).
 func (f *indexFlags) open(ctx context.Context, fs *pflag.FlagSet) (index.Index, error) {
 	o, err := f.options(fs)
 	if err != nil {
@@ -107,10 +113,54 @@ func (f *indexFlags) open(ctx context.Context, fs *pflag.FlagSet) (index.Index, 
 			Prefix: f.redisPrefix, Password: os.Getenv("NEARDUP_REDIS_PASSWORD")}
 		return index.OpenRedis(ctx, ro)
 	case f.data != "":
-		return index.Open(f.data, &o)
+		o.MustExist, o.Logger = true, f.logger
+		return openData(f.data, &o)
 	}
 	return nil, usagef("--data DIR (or --redis ADDRS) is required")
 }
+
+// openData opens the Pebble index in dir, with errors that say what to do.
+func openData(dir string, o *index.Options) (*index.DB, error) {
+	db, err := index.Open(dir, o)
+	if err != nil {
+		return nil, dataError(dir, err)
+	}
+	return db, nil
+}
+
+// dataError rewords the errors of opening a Pebble index that a user meets
+// (no index there, another process has it, a build did not finish); the
+// index sentinel stays in the chain for errors.Is.
+func dataError(dir string, err error) error {
+	var msg string
+	switch {
+	case errors.Is(err, index.ErrNoIndex):
+		msg = fmt.Sprintf("no index at %s (neardup index build --data %s makes one)", dir, dir)
+	case errors.Is(err, index.ErrLocked):
+		msg = fmt.Sprintf("index %s is locked by another process (is neardup serve running?)", dir)
+	case errors.Is(err, index.ErrIncomplete):
+		msg = fmt.Sprintf("index %s is incomplete: its bulk build did not finish (killed, or failed); build it again with neardup index build --data %s INPUT...", dir, dir)
+	default:
+		return err
+	}
+	return messageError{msg, err}
+}
+
+// cliLogger is the log of the index commands: the index's reports of
+// storage faults (a damaged block, a failed write), one line each, on
+// standard error.
+func cliLogger(stdio IO) *slog.Logger {
+	return slog.New(slog.NewTextHandler(stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+}
+
+// messageError is err with another message.
+type messageError struct {
+	msg string
+	err error
+}
+
+func (e messageError) Error() string { return e.msg }
+func (e messageError) Unwrap() error { return e.err }
 
 func newIndexCmd(io IO) *cobra.Command {
 	cmd := &cobra.Command{
@@ -147,16 +197,26 @@ func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 func newIndexBuildCmd(io IO) *cobra.Command {
 	o := &indexBuildOptions{}
 	cmd := &cobra.Command{
-		Use:   "build --data DIR [flags] INPUT...",
-		Short: "Bulk-load a corpus into a new index",
-		Long: `build reads JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin),
-signs every document on all cores and writes the index's tables directly, sorted,
-then ingests them: far faster than inserting one by one. The index must be new
-or empty. Every document is stored (near duplicates too; use neardup dedup
-first to drop them). Ids must be unique; texts without any shingle are skipped.`,
+		Use:   "build --data DIR [flags] [INPUT...]",
+		Short: "Make an index, bulk-loading a corpus into it",
+		Long: `build makes the index in --data (the only command that makes one). It reads
+JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin), signs
+every document on all cores and writes the index's tables directly, sorted,
+then ingests them: far faster than inserting one by one. Without INPUT it makes
+an empty index, for neardup serve to fill. The index must be new or empty.
+Every document is stored (near duplicates too; use neardup dedup first to
+drop them). Ids must be unique (a repeated one fails the build, naming the
+file and line of both); texts without any shingle are skipped.
+
+The index is marked "build in progress" until the build is complete: an
+interrupted build (the process killed, the disk full) leaves an index that
+serve, index stats and index check refuse; build it again into the same
+directory, which also removes the temporary files the killed build left in
+DIR/build.tmp. A build that fails leaves no index where there was none.`,
 		Example: `  neardup index build --data idx testdata/articles_1000.jsonl
-  neardup index build --data idx --bits 8 --threshold 0.85 crawl/*.jsonl.zst`,
-		Args: cobra.MinimumNArgs(1),
+  neardup index build --data idx --bits 8 --threshold 0.85 crawl/*.jsonl.zst
+  neardup index build --data idx --threshold 0.9    # empty, for serve to fill`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.index.data == "" {
 				return usagef("--data DIR is required (bulk builds are for Pebble indexes)")
@@ -184,16 +244,25 @@ first to drop them). Ids must be unique; texts without any shingle are skipped.`
 	return cmd
 }
 
-func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs []string, iopts *index.Options, copts *corpus.Options, bopts *index.BuildOptions) error {
+func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs []string, iopts *index.Options, copts *corpus.Options, bopts *index.BuildOptions) (err error) {
 	iopts.NoSync = true // the build syncs its tables; nothing else is written
+	iopts.ForBuild, iopts.Logger = true, cliLogger(stdio)
 	if copts.Stdin == nil {
 		copts.Stdin = stdio.In
 	}
-	db, err := index.Open(o.index.data, iopts)
+	dir := o.index.data
+	_, statErr := os.Stat(dir)
+	made := errors.Is(statErr, fs.ErrNotExist) // this build makes dir
+	db, err := openData(dir, iopts)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	defer func() {
+		db.Close()
+		if err != nil && made {
+			os.RemoveAll(dir) // a failed build leaves no index where there was none
+		}
+	}()
 	var bar *progress.Bar
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
@@ -201,11 +270,20 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
-	st, err := indexload.Build(ctx, db, inputs, copts, bopts, o.workers, func(records, bytes int64) {
-		bar.Add(records-lastDocs, bytes-lastBytes)
-		lastDocs, lastBytes, read = records, bytes, bytes
-	})
+	var st indexload.Stats
+	if len(inputs) > 0 {
+		st, err = indexload.Build(ctx, db, inputs, copts, bopts, o.workers, func(records, bytes int64) {
+			bar.Add(records-lastDocs, bytes-lastBytes)
+			lastDocs, lastBytes, read = records, bytes, bytes
+		})
+	} else {
+		st.BuildStats, err = buildEmpty(ctx, db, bopts)
+	}
 	bar.Finish()
+	var dup *index.DuplicateIDError
+	if errors.As(err, &dup) {
+		return locateDuplicate(inputs, copts, dup)
+	}
 	if err != nil {
 		return err
 	}
@@ -216,7 +294,7 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	if err != nil {
 		return err
 	}
-	rate := float64(st.Documents) / st.Seconds
+	rate := float64(st.Documents) / max(st.Seconds, 1e-9)
 	perDoc := 0.0
 	if ist.Documents > 0 {
 		perDoc = float64(ist.Bytes) / float64(ist.Documents)
@@ -227,6 +305,53 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		st.Postings, st.PackedGroups, st.DroppedPostings, st.Tables, o.index.data, ist.Bytes, perDoc)
 	fmt.Fprintf(stdio.Out, "%s\n", db.Config())
 	return nil
+}
+
+// buildEmpty finishes a build of no document: an empty index, marked
+// complete.
+func buildEmpty(ctx context.Context, db *index.DB, bopts *index.BuildOptions) (index.BuildStats, error) {
+	b, err := db.NewBuilder(bopts)
+	if err != nil {
+		return index.BuildStats{}, err
+	}
+	return b.Finish(ctx)
+}
+
+// locateDuplicate turns the build's error for a repeated id into one that
+// names the file and line of both occurrences, read again from the inputs
+// (standard input cannot be: the error then counts documents).
+func locateDuplicate(inputs []string, copts *corpus.Options, dup *index.DuplicateIDError) error {
+	if slices.Contains(inputs, "-") {
+		return dup
+	}
+	co := *copts
+	reader, err := corpus.NewReader(inputs, &co)
+	if err != nil {
+		return dup
+	}
+	defer reader.Close()
+	parser, err := corpus.NewParser(&co)
+	if err != nil {
+		return dup
+	}
+	var at []string
+	var batch corpus.Batch
+	var doc corpus.Document
+	for len(at) < 2 && reader.Next(&batch) == nil {
+		for i := range batch.Records {
+			rec := &batch.Records[i]
+			if parser.Parse(rec, &doc) == nil && string(doc.ID) == dup.ID {
+				at = append(at, fmt.Sprintf("%s:%d", rec.File, rec.Line))
+				if len(at) == 2 {
+					break
+				}
+			}
+		}
+	}
+	if len(at) < 2 {
+		return dup
+	}
+	return messageError{fmt.Sprintf("%s: id %q again (first at %s): ids must be unique in an index", at[1], dup.ID, at[0]), dup}
 }
 
 type indexRepackOptions struct {
@@ -276,10 +401,8 @@ bytes of their keys.`,
 const postingKeyBytes = 9
 
 func runIndexRepack(ctx context.Context, stdio IO, o *indexRepackOptions, iopts *index.Options) error {
-	if _, err := os.Stat(o.index.data); err != nil {
-		return err // do not make a new, empty index
-	}
-	db, err := index.Open(o.index.data, iopts)
+	iopts.MustExist, iopts.Logger = true, cliLogger(stdio)
+	db, err := openData(o.index.data, iopts)
 	if err != nil {
 		return err
 	}
@@ -341,6 +464,7 @@ func newIndexStatsCmd(io IO) *cobra.Command {
 		Short: "Print an index's configuration and size as JSON",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.index.logger = cliLogger(io)
 			x, err := o.index.open(cmd.Context(), cmd.Flags())
 			if err != nil {
 				return err
@@ -385,6 +509,7 @@ record with that bucket key. Exit status 1 if anything is wrong. Run it on a
 Redis index only while no writer is active.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.index.logger = cliLogger(io)
 			x, err := o.index.open(cmd.Context(), cmd.Flags())
 			if err != nil {
 				return err

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -34,6 +35,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	preload         bool
 	repackInterval  time.Duration
+	metricsAuth     bool
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -49,6 +51,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.requestTimeout, "request-timeout", server.DefaultRequestTimeout, "time limit of each request")
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM or SIGINT, how long to wait for requests in flight")
 	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
+	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "require the bearer token on /metrics too (with --token-file or $NEARDUP_TOKEN)")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 }
 
@@ -78,7 +81,7 @@ func readTokens(path string) ([]string, error) {
 
 func (o *serveOptions) build() (*server.Options, error) {
 	so := &server.Options{RateLimit: o.rateLimit, RateBurst: o.rateBurst, MaxBatchDocs: o.maxBatchDocs,
-		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout, RepackInterval: o.repackInterval}
+		RequestTimeout: o.requestTimeout, ShutdownTimeout: o.shutdownTimeout, RepackInterval: o.repackInterval, MetricsAuth: o.metricsAuth}
 	if o.repackInterval > 0 && o.index.redis != "" {
 		return nil, usagef("--repack-interval is for a Pebble index (--data): an index on Redis has no packed postings to repack")
 	}
@@ -105,6 +108,9 @@ func (o *serveOptions) build() (*server.Options, error) {
 	case os.Getenv("NEARDUP_TOKEN") != "":
 		so.Tokens = []string{os.Getenv("NEARDUP_TOKEN")}
 	}
+	if o.metricsAuth && len(so.Tokens) == 0 {
+		return nil, usagef("--metrics-auth needs a token (--token-file or $NEARDUP_TOKEN)")
+	}
 	if err := so.Validate(); err != nil {
 		return nil, usageError{err}
 	}
@@ -116,8 +122,8 @@ func newServeCmd(io IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
 		Short: "Serve the online near-duplicate API over a persistent index",
-		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, created
-if missing, or a shared index on Redis with --redis):
+		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
+neardup index build, or a shared index on Redis with --redis):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new
@@ -126,7 +132,12 @@ if missing, or a shared index on Redis with --redis):
   DELETE /v1/documents/{id}     delete a document
   GET    /healthz /readyz /metrics /openapi.yaml
 
-A "new" answer is sent once the document is durable (its WAL record synced).
+A "new" answer is sent once the document is durable (its WAL record synced); a
+retry of a request that stored its document is answered "new" again.
+A damaged block of the index fails the requests that read it (500) and turns
+/readyz 503; a full or read-only disk makes writes answer 503 (and /readyz)
+until the server is restarted once it has room. /metrics is open unless
+--metrics-auth, which makes it take the bearer tokens too.
 SIGTERM or SIGINT stop accepting requests and finish those in flight first.
 With --repack-interval (Pebble only) the server packs the postings inserts
 wrote, as neardup index repack does, in the background; shutdown interrupts a
@@ -154,6 +165,7 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
 	so.Logger = logger
+	o.index.logger = logger
 	idx, err := o.index.open(ctx, fs)
 	if err != nil {
 		return err
@@ -162,10 +174,16 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	if db, ok := idx.(*index.DB); ok && o.preload {
 		start := time.Now()
 		n, err := db.Preload(ctx)
-		if err != nil {
+		switch {
+		case errors.Is(err, index.ErrCorrupt):
+			// Serve what can be read: the damaged range fails its requests,
+			// and /readyz answers 503.
+			logger.Error("preload stopped at a damaged block; serving the rest", "bytes", n, "err", err)
+		case err != nil:
 			return err
+		default:
+			logger.Info("preloaded", "bytes", n, "seconds", time.Since(start).Seconds())
 		}
-		logger.Info("preloaded", "bytes", n, "seconds", time.Since(start).Seconds())
 	}
 	s, err := server.New(idx, so)
 	if err != nil {

@@ -97,9 +97,13 @@ func TestIndexServeQueryCheck(t *testing.T) {
 	if code != ExitOK || strings.Count(stdout, `"status":"duplicate"`) != 2 {
 		t.Fatalf("check --no-insert: exit %d\n%s%s", code, stdout, stderr)
 	}
-	// Repeating ids fails those documents: exit 1.
-	if code, _, _ = runCLI(t, in, "check", "--server", url, "-"); code != ExitFailure {
-		t.Errorf("check of stored ids: exit %d; want 1", code)
+	// Sending the same documents again (a retry) answers as the first time;
+	// a stored id with another text fails that document: exit 1.
+	if code, stdout, stderr = runCLI(t, in, "check", "--server", url, "-"); code != ExitOK || !strings.Contains(stderr, "1 new, 1 duplicate, 0 failed") {
+		t.Errorf("check again of the same documents: exit %d\n%s%s; want 0, answered as the first time", code, stdout, stderr)
+	}
+	if code, _, _ = runCLI(t, `{"id": "n1", "text": "another text entirely, about ships and the sea and the sky"}`, "check", "--server", url, "-"); code != ExitFailure {
+		t.Errorf("check of a stored id with another text: exit %d; want 1", code)
 	}
 	if code, _, _ = runCLI(t, "x", "query", "--server", "http://127.0.0.1:1"); code != ExitFailure {
 		t.Errorf("query of no server: exit %d; want 1", code)
@@ -149,12 +153,16 @@ func (b *syncBuffer) String() string {
 // --repack-interval on Redis and below zero.
 func TestServeRepackInterval(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
+	if code, stdout, stderr := runCLI(t, "", "index", "build", "-q", "--data", dir); code != ExitOK {
+		t.Fatalf("index build of an empty index: exit %d\n%s%s", code, stdout, stderr)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"serve", "--redis", "127.0.0.1:1", "--repack-interval", "1h"}, "no packed postings"},
 		{[]string{"serve", "--data", dir, "--repack-interval", "-1s"}, "RepackInterval = -1s"},
+		{[]string{"serve", "--data", dir, "--metrics-auth"}, "--metrics-auth needs a token"},
 	} {
 		if code, _, stderr := runCLI(t, "", tc.args...); code != ExitUsage || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%s: exit %d, %q; want 2 and %q", strings.Join(tc.args, " "), code, stderr, tc.want)
