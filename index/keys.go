@@ -10,6 +10,7 @@ import (
 // Key layout (see the package doc).
 const (
 	prefixMeta    = 'm'
+	prefixDF      = 'f' // the document-frequency table of a TF-IDF SimHash index
 	prefixID      = 'i'
 	prefixPosting = 'p'
 	prefixPacked  = 'q'
@@ -26,7 +27,10 @@ const (
 	maxDocNum = 1<<32 - 1
 )
 
-var metaKey = []byte{prefixMeta}
+var (
+	metaKey = []byte{prefixMeta}
+	dfKey   = []byte{prefixDF}
+)
 
 func appendIDKey(dst []byte, id string) []byte {
 	return append(append(dst, prefixID), id...)

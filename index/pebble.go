@@ -222,7 +222,7 @@ func (d *DB) init(o *Options) error {
 			return fmt.Errorf("%w at %s (an empty Pebble database)", ErrNoIndex, d.dir)
 		}
 	}
-	d.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
+	d.cfg, err = resolveConfig(o, stored)
 	if err != nil {
 		return err
 	}
@@ -236,7 +236,17 @@ func (d *DB) init(o *Options) error {
 			}
 			d.incomplete = true
 		}
-		if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
+		b := d.db.NewBatch()
+		if d.cfg.needsDF() {
+			// The table the meta record names, in the same batch.
+			data, err := o.SimHash.DF.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			b.Set(dfKey, data, nil)
+		}
+		b.Set(metaKey, meta, nil)
+		if err := b.Commit(pebble.Sync); err != nil {
 			return err
 		}
 	} else if _, m, err := decodeMeta(stored); err == nil {
@@ -249,6 +259,20 @@ func (d *DB) init(o *Options) error {
 		if m.PackedGroupBits > 0 {
 			d.packed = newBucketFilter(o.FilterBytes)
 			d.packedBits.Store(int32(m.PackedGroupBits))
+		}
+		if d.cfg.needsDF() {
+			data, closer, err := d.db.Get(dfKey)
+			if errors.Is(err, pebble.ErrNotFound) {
+				return fmt.Errorf("%w: a TF-IDF SimHash index without its document-frequency table", ErrCorrupt)
+			}
+			if err != nil {
+				return err
+			}
+			err = d.cfg.SimHash.decodeDF(data)
+			closer.Close()
+			if err != nil {
+				return err
+			}
 		}
 	}
 	// The next document number follows the last stored signature; the
@@ -601,7 +625,7 @@ func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Si
 		}
 		s.sig = r.sig
 		id, meta := r.id, r.meta
-		sim := p.Similarity(sig, s.sig)
+		sim := d.cfg.similarity(sig, s.sig)
 		if sim < q.Threshold {
 			d.m.dropped.Add(1)
 			continue
@@ -1024,10 +1048,9 @@ func (w *writeBatch) verifyPending(ms []Match, s *scratch, sig minhash.Signature
 	}
 	slices.Sort(seen)
 	seen = slices.Compact(seen)
-	p := &w.d.cfg.Params
 	for _, i := range seen {
 		pd := &w.pending[i]
-		if sim := p.Similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
+		if sim := w.d.cfg.similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
 			ms = append(ms, Match{ID: pd.id, Similarity: sim, Meta: bytes.Clone(pd.meta)})
 		}
 	}
