@@ -123,7 +123,9 @@ func newServeCmd(io IO) *cobra.Command {
 		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
 		Short: "Serve the online near-duplicate API over a persistent index",
 		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
-neardup index build, or a shared index on Redis with --redis):
+neardup index build, or a shared index on Redis with --redis), under the
+sketch stored in the index (MinHash, or SimHash with its distance and
+weights):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new

@@ -132,6 +132,27 @@ func signatureHeader(c *sketch.Config) sigfile.Header {
 // them on sc and writes the table to --df-out if asked. It returns the
 // inputs to sign and a cleanup.
 func countSignDF(ctx context.Context, stdio IO, inputs []string, o *signOptions, sc *sketch.Config, copts *corpus.Options) ([]string, func(), error) {
+	inputs, cleanup, err := spoolStdin(inputs, copts)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	t, err := jobspec.CountDF(ctx, inputs, copts, sc.Spec, o.workers)
+	if err != nil {
+		return nil, cleanup, err
+	}
+	*sc = sc.WithDF(t)
+	if o.dfOut != "" {
+		if err := writeDFTable(stdio, o.dfOut, t); err != nil {
+			return nil, cleanup, err
+		}
+	}
+	return inputs, cleanup, nil
+}
+
+// spoolStdin returns inputs with standard input ("-") spooled to a
+// temporary file, for a command that reads its inputs twice (a TF-IDF
+// first pass), and the cleanup that removes the file.
+func spoolStdin(inputs []string, copts *corpus.Options) ([]string, func(), error) {
 	cleanup := func() {}
 	inputs = slices.Clone(inputs)
 	for i, in := range inputs {
@@ -148,16 +169,6 @@ func countSignDF(ctx context.Context, stdio IO, inputs []string, o *signOptions,
 		}
 		cleanup = func() { done() }
 		inputs[i] = path
-	}
-	t, err := jobspec.CountDF(ctx, inputs, copts, sc.Spec, o.workers)
-	if err != nil {
-		return nil, cleanup, err
-	}
-	*sc = sc.WithDF(t)
-	if o.dfOut != "" {
-		if err := writeDFTable(stdio, o.dfOut, t); err != nil {
-			return nil, cleanup, err
-		}
 	}
 	return inputs, cleanup, nil
 }
