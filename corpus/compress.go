@@ -12,6 +12,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/internal/atomicfile"
 )
 
 var (
@@ -114,14 +116,17 @@ func (s *stream) push(c compression, name string) error {
 
 // Create creates the file path for writing, compressing what is written with
 // gzip or zstd when the name ends in .gz or .zst (stacked suffixes stack
-// compressors, as Reader expects). Close flushes the compressors and closes
-// the file; its error must be checked.
-func Create(path string) (io.WriteCloser, error) {
-	f, err := os.Create(path)
+// compressors, as Reader expects). The file is written under a temporary
+// name in path's directory (internal/atomicfile) and appears under path only
+// when Close succeeds: Close flushes the compressors and renames the file,
+// and its error must be checked; Abort (or a failing Close) removes it,
+// leaving path as it was.
+func Create(path string) (*FileWriter, error) {
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, fmt.Errorf("corpus: %w", err)
 	}
-	w := &layeredWriter{Writer: f, closers: []func() error{f.Close}}
+	w := &FileWriter{layeredWriter: layeredWriter{Writer: f}, f: f}
 	_, layers := peelCompression(path)
 	// layers lists the outermost (last suffix) first: it wraps the file
 	// directly, and each later layer wraps the one before.
@@ -134,7 +139,7 @@ func Create(path string) (io.WriteCloser, error) {
 		case compZstd:
 			zw, err := zstd.NewWriter(w.Writer)
 			if err != nil {
-				w.Close()
+				w.Abort()
 				return nil, fmt.Errorf("corpus: %s: zstd: %w", path, err)
 			}
 			w.Writer = zw
@@ -142,6 +147,34 @@ func Create(path string) (io.WriteCloser, error) {
 		}
 	}
 	return w, nil
+}
+
+// FileWriter is a file being written by Create. Write to it, then Close to
+// give it its name or Abort to discard it. It is not safe for concurrent
+// use.
+type FileWriter struct {
+	layeredWriter
+	f *atomicfile.File
+}
+
+// Close flushes the compressors and gives the file its name; on error the
+// file is removed and path left as it was.
+func (w *FileWriter) Close() error {
+	if err := w.layeredWriter.Close(); err != nil {
+		w.f.Abort()
+		return fmt.Errorf("corpus: write %s: %w", w.f.Path(), err)
+	}
+	if err := w.f.Commit(); err != nil {
+		return fmt.Errorf("corpus: %w", err)
+	}
+	return nil
+}
+
+// Abort discards the file, leaving path as it was; it does nothing after
+// Close, so it can be deferred.
+func (w *FileWriter) Abort() error {
+	w.layeredWriter.Close()
+	return w.f.Abort()
 }
 
 type layeredWriter struct {

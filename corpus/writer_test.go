@@ -231,3 +231,48 @@ func TestCreate(t *testing.T) {
 		t.Errorf("Create in a missing directory: got nil error")
 	}
 }
+
+// TestCreateAppearsOnClose: the file Create writes appears under its name
+// only when Close succeeds (before, at once, so that a writer that failed
+// half-way left a file that read as a shorter corpus); Abort leaves the
+// name as it was, and neither leaves a temporary file.
+func TestCreateAppearsOnClose(t *testing.T) {
+	for _, name := range []string{"out.jsonl", "out.jsonl.gz", "out.jsonl.zst"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, name)
+			w, err := Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer w.Abort()
+			io.WriteString(w, sampleJSONL)
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("before Close: stat %s: %v; want not exist", name, err)
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := readDocs(t, []string{p}, nil); err != nil || !reflect.DeepEqual(got, sampleDocs(p)) {
+				t.Errorf("after Close: got %+v, %v", got, err)
+			}
+			w.Abort() // after Close: nothing
+			before, _ := os.ReadFile(p)
+
+			w, err = Create(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.WriteString(w, "{\"id\":\"x\",\"text\":\"half")
+			if err := w.Abort(); err != nil {
+				t.Fatal(err)
+			}
+			if after, _ := os.ReadFile(p); !bytes.Equal(after, before) {
+				t.Errorf("Abort changed %s", name)
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%d files in the directory; want %s alone", len(ents), name)
+			}
+		})
+	}
+}

@@ -10,12 +10,13 @@ import (
 	"os"
 
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
 func (r *run) candidates(ctx context.Context) error {
-	r.bar.Stage("candidates", -1, nil)
+	r.bar.CountStage("candidates", "keys", r.entries.Len())
 	defer r.bar.Finish()
 	r.rep.Spill.EntryRuns = r.entries.Runs()
 	r.rep.Spill.EntryBytes = r.entries.SpilledBytes()
@@ -32,6 +33,7 @@ func (r *run) candidates(ctx context.Context) error {
 	sorter := extsort.New(r.tmp, "pairs", int(r.opts.Memory/32/8))
 	chunk := make([]uint64, 0, 1<<14)
 	var pairs []uint64
+	read := int64(0) // keys read since the last flush, those left out too
 	flush := func() error {
 		var err error
 		r.top.Add(chunk)
@@ -39,11 +41,19 @@ func (r *run) candidates(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		r.bar.Add(int64(len(chunk)), 0)
-		chunk = chunk[:0]
+		r.bar.Add(read, 0)
+		chunk, read = chunk[:0], 0
 		return sorter.Add(pairs...)
 	}
+	// Documents made bad after signing (a repeated id) still have entries:
+	// they are left out here, so that they pair with nothing, as if they had
+	// never been read.
+	dropped := r.dropped > 0
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
+		read++
+		if dropped && r.docs.status[sketch.EntryDoc(v)] == docBad {
+			continue
+		}
 		chunk = append(chunk, v)
 		if len(chunk) == cap(chunk) {
 			if err := ctx.Err(); err != nil {

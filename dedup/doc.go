@@ -10,7 +10,10 @@
 // that grows with the corpus is held within Options.Memory and spills to
 // temporary files past it. Into its output directory Run writes kept.jsonl
 // (the kept input records, untouched), clusters.jsonl, pairs.tsv,
-// report.json (Report) and report.html.
+// report.json (Report) and report.html, all renamed into place only once
+// every one is complete. Ids must be unique: a repeated id fails the run,
+// naming the file and line of both occurrences, or under SkipBad makes the
+// later record a bad one.
 //
 // The outputs depend only on the inputs and the options, never on the number
 // of workers or on whether the run spilled. Package dedup is only the

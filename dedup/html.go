@@ -105,7 +105,7 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 	}
 	d.Samples = samples
 	d.SamplesNote = "The largest cluster and the clusters holding the least similar verified pairs; for each, its least similar pair."
-	return writeFile(path, func(w *bufio.Writer) error { return htmlreport.Write(w, d) })
+	return r.out.write(path, func(w *bufio.Writer) error { return htmlreport.Write(w, d) })
 }
 
 func row(name, value string) htmlreport.Row { return htmlreport.Row{Name: name, Value: value} }

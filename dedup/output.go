@@ -3,8 +3,6 @@ package dedup
 import (
 	"bufio"
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 
@@ -29,7 +27,8 @@ func (r *run) cluster(ctx context.Context) error {
 	return err
 }
 
-// write writes pairs.tsv, clusters.jsonl and kept.jsonl.
+// write writes pairs.tsv, clusters.jsonl and kept.jsonl under temporary
+// names (r.out commits them with the reports).
 func (r *run) write(ctx context.Context, outDir string) error {
 	if err := r.writePairs(filepath.Join(outDir, PairsFile)); err != nil {
 		return err
@@ -47,7 +46,7 @@ func (r *run) writePairs(path string) error {
 		rows[i] = jobspec.NewPairRow(r.docs.id(e.a), r.docs.id(e.b), uint64(e.a), uint64(e.b), e.Verdict)
 	}
 	slices.SortFunc(rows, jobspec.ComparePairRows)
-	return writeFile(path, func(w *bufio.Writer) error {
+	return r.out.write(path, func(w *bufio.Writer) error {
 		var line []byte
 		for _, row := range rows {
 			line = row.AppendLine(line[:0])
@@ -61,7 +60,7 @@ func (r *run) writePairs(path string) error {
 
 // writeClusters writes one cluster a line (jobspec.AppendClusterLine).
 func (r *run) writeClusters(path string) error {
-	return writeFile(path, func(w *bufio.Writer) error {
+	return r.out.write(path, func(w *bufio.Writer) error {
 		var line []byte
 		var members [][]byte
 		for i, c := range r.result.Clusters {
@@ -80,8 +79,6 @@ func (r *run) writeClusters(path string) error {
 
 // writeKept copies the input records of the kept documents, untouched.
 func (r *run) writeKept(ctx context.Context, path string) error {
-	r.bar.Stage("write", -1, nil)
-	defer r.bar.Finish()
 	keep := corpus.NewBitset(int64(r.docs.len()))
 	var kept int64
 	for d, st := range r.docs.status {
@@ -90,32 +87,12 @@ func (r *run) writeKept(ctx context.Context, path string) error {
 			kept++
 		}
 	}
+	r.bar.CountStage("write", "docs", kept)
+	defer r.bar.Finish()
 	r.rep.Counts.Kept = kept
-	return writeFile(path, func(w *bufio.Writer) error {
+	return r.out.write(path, func(w *bufio.Writer) error {
 		n, err := corpus.CopyKept(ctx, w, r.inputs, &r.opts.Corpus, keep)
 		r.bar.Add(n, 0)
 		return err
 	})
-}
-
-// writeFile writes path through a buffered writer and reports any error,
-// including on close.
-func writeFile(path string, fn func(*bufio.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
-	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	if err := fn(w); err != nil {
-		f.Close()
-		return fmt.Errorf("dedup: write %s: %w", path, err)
-	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("dedup: write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("dedup: write %s: %w", path, err)
-	}
-	return nil
 }

@@ -1,7 +1,7 @@
 package dedup
 
 import (
-	"os"
+	"bufio"
 	"time"
 
 	"github.com/neardup/neardup/internal/jobspec"
@@ -51,11 +51,14 @@ func (r *run) largeBucket(b lsh.Bucket) LargeBucket {
 	return jobspec.NewLargeBucket(b.Size, r.docs.id(b.First), sketch.EntryBucket(b.Key))
 }
 
-// writeReport writes report.json.
+// writeReport writes report.json under a temporary name.
 func (r *run) writeReport(path string) error {
 	data, err := jobspec.EncodeReport(r.rep)
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(path, data, 0o644)
+	return r.out.write(path, func(w *bufio.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
 }

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/docstore"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
@@ -32,12 +34,17 @@ type run struct {
 	bar    *progress.Bar
 	rep    *Report
 	t0     time.Time
+	out    outputs // the output files, committed together at the end
 
 	docs    docTable
 	texts   *docstore.Store // document texts, for exact verification
 	sigs    *docstore.Store // packed signatures, unless sigMem holds them
 	sigMem  []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
 	entries *extsort.Sorter // (bucket key | document) entries
+
+	ids     *dupid.Detector // during sign: the check of repeated ids
+	dropped int64           // documents made bad for a repeated id
+	bad     *corpus.BadLog  // Options.BadOut, or nil
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
@@ -57,6 +64,12 @@ type run struct {
 // Memory, TempDir and Progress: any number of workers, and runs that spill or
 // not, write byte-identical kept.jsonl, clusters.jsonl and pairs.tsv.
 //
+// Every output is written under a temporary name in outDir (a hidden file
+// ending in .tmp) and renamed to its final name only once all of them are
+// complete: a run that fails (a bad record, a full disk, a cancelled
+// context) leaves none of its outputs and no temporary file, and earlier
+// outputs of the same names as they were.
+//
 // # Memory
 //
 // Options.Memory bounds the data that grows with the corpus, and Run also
@@ -69,6 +82,12 @@ type run struct {
 // itself while a run is active sees its setting replaced when a run starts or
 // ends.
 func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {
+	return runJob(ctx, inputs, outDir, opts, nil)
+}
+
+// runJob is Run with wrap, if not nil, standing between each output file and
+// its writer (for the tests, which inject write errors).
+func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, wrap func(path string, w io.Writer) io.Writer) (*Report, error) {
 	o := *opts.EnsureDefaults()
 	job, err := o.Job()
 	if err != nil {
@@ -94,6 +113,8 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 	defer os.RemoveAll(tmp)
 
 	r := &run{opts: &o, job: job, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r.out.wrap = wrap
+	defer r.out.abort() // a failed run leaves no output, nor temporary file
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
@@ -122,12 +143,22 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		}
 	}
 
+	// The list of bad records is an output too, committed with the others.
+	if o.BadOut != "" {
+		w, err := r.out.create(o.BadOut)
+		if err != nil {
+			return nil, err
+		}
+		r.bad = corpus.NewBadLog(w)
+	}
+
 	// The budget: a quarter for band-key entries (half buffer, half sort
 	// scratch), an eighth each for stored texts and (later) feature sets, a
-	// sixteenth each for signatures and candidate pairs. The rest is for
-	// per-document bookkeeping, batches in flight and the garbage collector,
-	// which is told to keep the heap within the budget (see Run's doc):
-	// live data peaks near half of it.
+	// sixteenth each for signatures, candidate pairs and, while signing, the
+	// check of repeated ids (sign). The rest is for per-document
+	// bookkeeping, batches in flight and the garbage collector, which is told
+	// to keep the heap within the budget (see Run's doc): live data peaks
+	// near half of it.
 	m := o.Memory
 	defer acquireBudget(m)()
 	if r.job.NeedsDF() {
@@ -173,6 +204,9 @@ func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*R
 		return nil, err
 	}
 	if err := r.writeHTML(ctx, filepath.Join(outDir, HTMLFile)); err != nil {
+		return nil, err
+	}
+	if err := r.out.commit(); err != nil {
 		return nil, err
 	}
 	return r.rep, nil

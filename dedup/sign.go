@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
 )
 
@@ -19,6 +21,8 @@ const (
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
 	index   []int64
+	file    []string // where each record is, for the check of repeated ids
+	line    []int64
 	status  []uint8
 	ids     []byte
 	idEnd   []int
@@ -50,6 +54,8 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 		out.texts = nil
 	}
 	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
+	clear(out.file) // the file names of earlier batches
+	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
 	if w.keepTx && cap(out.texts) < b.Bytes() {
@@ -63,6 +69,7 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 // document signs and bands one document.
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
 	out.index = append(out.index, rec.Index)
+	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
 	out.length = append(out.length, int64(len(doc.Text)))
@@ -92,6 +99,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 // skip records a record that did not parse (under SkipBad) as a bad document.
 func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.index = append(out.index, rec.Index)
+	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.status = append(out.status, docBad)
 	out.idEnd = append(out.idEnd, len(out.ids))
 	out.length = append(out.length, 0)
@@ -111,6 +119,14 @@ func (r *run) sign(ctx context.Context) error {
 	r.bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer r.bar.Finish()
 
+	// The ids go to the check of repeated ids, within a sixteenth of the
+	// budget (see Run).
+	r.ids, err = dupid.New(&dupid.Options{Memory: r.opts.Memory / 16, TempDir: r.tmp})
+	if err != nil {
+		return err
+	}
+	defer r.ids.Close()
+
 	var signers []*signer
 	r.parseStats, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
 		func() (corpuspipe.Worker[signed], error) {
@@ -125,6 +141,11 @@ func (r *run) sign(ctx context.Context) error {
 			if err := r.collect(&b.Result); err != nil {
 				return err
 			}
+			if r.bad != nil {
+				if err := r.bad.Add(b.Bad); err != nil {
+					return err
+				}
+			}
 			r.bar.Add(int64(len(b.Result.index)), b.RawBytes)
 			return nil
 		})
@@ -135,10 +156,62 @@ func (r *run) sign(ctx context.Context) error {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
 	}
 	r.readStats = reader.Stats()
+	if err := r.checkIDs(); err != nil {
+		return err
+	}
+	if r.bad != nil {
+		if err := r.bad.Flush(); err != nil {
+			return err
+		}
+	}
+	r.warnKeep()
 	if !r.job.Sketch.Resolved() {
 		return r.bandStored()
 	}
 	return nil
+}
+
+// checkIDs finds the ids that repeat an earlier document's. Without SkipBad
+// the first such document fails the run, with an error naming its file and
+// line and those of the first occurrence; under SkipBad each is made a bad
+// document (listed in the bad-record list), which candidates leaves out
+// and the outputs do not hold.
+func (r *run) checkIDs() error {
+	if !r.opts.Corpus.SkipBad {
+		dup, err := r.ids.First()
+		if err != nil {
+			return err
+		}
+		if dup != nil {
+			return dup.RecordError("")
+		}
+		return nil
+	}
+	return r.ids.All(func(dup *dupid.Duplicate) error {
+		r.docs.status[dup.Second.Index] = docBad
+		r.dropped++
+		if r.bad != nil {
+			return r.bad.Write(dup.RecordError(""))
+		}
+		return nil
+	})
+}
+
+// warnKeep warns, in the report, of a keep field that no good record holds:
+// most likely a misspelt name, under which every cluster keeps its first
+// document.
+func (r *run) warnKeep() {
+	field := r.opts.Corpus.KeepField
+	if r.opts.Keep.Kind != cluster.KeepField || field == "" || r.parseStats.Keep > 0 {
+		return
+	}
+	for _, st := range r.docs.status {
+		if st != docBad {
+			r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf(
+				"keep field %q is in no record: every cluster keeps its first document", field))
+			return
+		}
+	}
 }
 
 func (r *run) newSigner() (*signer, error) {
@@ -166,6 +239,12 @@ func (r *run) collect(s *signed) error {
 		}
 		if int64(r.docs.len()) != idx {
 			return fmt.Errorf("dedup: internal error: record %d arrived at position %d", idx, r.docs.len())
+		}
+		if s.status[j] != docBad {
+			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
+			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
+				return err
+			}
 		}
 		var sig []uint64
 		if s.status[j] == docOK {

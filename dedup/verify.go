@@ -29,7 +29,7 @@ func (r *run) verify(ctx context.Context) error {
 		}
 		defer feats.Close()
 	}
-	r.bar.Stage("verify", -1, nil)
+	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
 	return ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
@@ -71,12 +71,12 @@ func (r *run) verify(ctx context.Context) error {
 						out = append(out, edge{a: a, b: b, Verdict: d})
 					}
 				}
+				r.bar.Add(int64(len(pairs)), 0) // pairs checked
 				return out, nil
 			}
 		},
 		func(es []edge) error {
 			r.edges = append(r.edges, es...)
-			r.bar.Add(int64(len(es)), 0)
 			return nil
 		})
 }
@@ -108,7 +108,7 @@ func (r *run) featureSets(ctx context.Context) (*docstore.Store, []int32, error)
 	}
 	slices.Sort(need)
 	r.rep.Counts.VerifiedDocs = int64(len(need))
-	r.bar.Stage("features", -1, nil)
+	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
 	feats := docstore.New(r.tmp, "features", r.opts.Memory/8)
 	const chunk = 64

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/jobspec"
 )
 
@@ -156,16 +157,69 @@ func localize(ctx context.Context, path string) (local string, cleanup func(), e
 	return local, cleanup, nil
 }
 
-// openOutput creates an output file through Beam's filesystem layer.
-func openOutput(ctx context.Context, path string) (io.WriteCloser, func(), error) {
+// outputFile is an output being written: for a local path, under a
+// temporary name in its directory, renamed by commit (internal/atomicfile),
+// so that a failed or retried bundle leaves no partial file under the final
+// name; for a remote one (gs://…), through Beam's filesystem layer, where the
+// object appears when commit closes it and abort cancels its upload.
+type outputFile struct {
+	io.Writer
+	path   string
+	local  *atomicfile.File
+	wc     io.WriteCloser
+	fs     filesystem.Interface
+	cancel context.CancelFunc
+}
+
+// openOutput starts writing the output file path.
+func openOutput(ctx context.Context, path string) (*outputFile, error) {
+	if !isRemote(path) {
+		f, err := atomicfile.Create(path)
+		if err != nil {
+			return nil, err
+		}
+		return &outputFile{Writer: f, path: path, local: f}, nil
+	}
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
+	ctx, cancel := context.WithCancel(ctx)
 	w, err := fs.OpenWrite(ctx, path)
 	if err != nil {
+		cancel()
 		fs.Close()
-		return nil, nil, fmt.Errorf("create %s: %w", path, err)
+		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
-	return w, func() { fs.Close() }, nil
+	return &outputFile{Writer: w, path: path, wc: w, fs: fs, cancel: cancel}, nil
+}
+
+// commit gives the file its final name (local) or finishes its upload.
+func (o *outputFile) commit() error {
+	if o.local != nil {
+		return o.local.Commit()
+	}
+	err := o.wc.Close()
+	o.cancel()
+	o.cancel = nil // abort does nothing now
+	o.fs.Close()
+	if err != nil {
+		return fmt.Errorf("write %s: %w", o.path, err)
+	}
+	return nil
+}
+
+// abort removes the temporary file (local) or cancels the upload; it does
+// nothing after commit.
+func (o *outputFile) abort() {
+	if o.local != nil {
+		o.local.Abort()
+		return
+	}
+	if o.cancel != nil {
+		o.cancel()
+		o.wc.Close()
+		o.fs.Close()
+		o.cancel = nil
+	}
 }

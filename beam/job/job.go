@@ -37,8 +37,9 @@ type Options struct {
 	// apply (the runner sizes the workers; they are only reported); TempDir
 	// is the directory for the intermediate state between the pipelines,
 	// which must be reachable by every worker and the launching process (a
-	// gs:// path on Dataflow). Golden is not supported. Default: the
-	// defaults of jobspec.Options, and a new local temporary directory.
+	// gs:// path on Dataflow). Golden and BadOut are not supported.
+	// Default: the defaults of jobspec.Options, and a new local temporary
+	// directory.
 	Dedup *jobspec.Options
 	// SingleFile writes kept.jsonl, clusters.jsonl and pairs.tsv as single
 	// files, each by one worker, instead of shards. Default false.
@@ -84,6 +85,9 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	}
 	if dopts.Golden != "" {
 		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
+	}
+	if dopts.BadOut != "" {
+		return nil, fmt.Errorf("%w: a list of bad records (BadOut) is not supported by %s", jobspec.ErrInvalidOptions, Tool)
 	}
 	if job.Sketch.Spec.Key != nil {
 		return nil, fmt.Errorf("%w: keyed (SipHash) shingle specs cannot be sent to pipeline workers", jobspec.ErrInvalidOptions)

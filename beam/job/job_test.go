@@ -305,9 +305,12 @@ var mixedInputs, badInputs []string
 // mixed builds a corpus in several files and formats (JSONL, gzip, zstd,
 // text lines) with the cases that decide equivalence: near-duplicate chains
 // across files, an exact copy shared by more documents than a small bucket
-// cap, empty and featureless documents, repeated ids, ids that need quoting
-// in pairs.tsv, numeric and missing ids, a numeric field with missing
-// values; and a second version with bad and oversized records.
+// cap, empty and featureless documents, ids that need quoting in pairs.tsv,
+// numeric and missing ids, a numeric field with missing values; and a second
+// version with bad and oversized records. Ids are unique (neardup dedup
+// refuses a repeated id, and neardup-beam does not check them): ids made from
+// line numbers (missing ids, text lines) are in a.jsonl past line 40 and in
+// e.txt's 40 lines, numeric ids are 100,000 and up.
 func mixed(t *testing.T) (good, bad []string) {
 	t.Helper()
 	mixedOnce.Do(func() {
@@ -335,13 +338,11 @@ func mixed(t *testing.T) (good, bad []string) {
 			}
 			switch i % 97 {
 			case 5:
-				d["id"] = float64(i) // numeric id
+				d["id"] = float64(100000 + i) // numeric id
 			case 11:
 				delete(d, "id") // the line number
 			case 23:
 				d["id"] = fmt.Sprintf("tab\there \"%d\"", i)
-			case 31:
-				d["id"] = "same" // repeated id
 			}
 		}
 		hot := docs[10]["text"]
@@ -358,7 +359,12 @@ func mixed(t *testing.T) (good, bad []string) {
 		var badLines [][]byte
 		for f, name := range names {
 			var lines [][]byte
-			for _, d := range docs[cut[f]:cut[f+1]] {
+			for k, d := range docs[cut[f]:cut[f+1]] {
+				if _, ok := d["id"]; !ok && (f > 0 || k < 40) {
+					// Line numbers repeat across files: only a.jsonl's,
+					// past e.txt's 40 lines, are ids.
+					d["id"] = fmt.Sprintf("noid-%d-%d", f, k)
+				}
 				b, _ := json.Marshal(d)
 				lines = append(lines, b)
 			}

@@ -169,27 +169,23 @@ func (f *writePairsFn) ProcessElement(ctx context.Context, shard int, it func(*P
 	})
 }
 
-// writeOutput writes one output file under dir through a buffer.
+// writeOutput writes one output file under dir through a buffer; the file
+// appears under its name only once complete (see outputFile).
 func writeOutput(ctx context.Context, dir, name string, fn func(*bufio.Writer) error) error {
 	path := joinPath(dir, name)
-	wc, done, err := openOutput(ctx, path)
+	out, err := openOutput(ctx, path)
 	if err != nil {
 		return err
 	}
-	defer done()
-	w := bufio.NewWriterSize(wc, 1<<20)
+	defer out.abort()
+	w := bufio.NewWriterSize(out, 1<<20)
 	if err := fn(w); err != nil {
-		wc.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := w.Flush(); err != nil {
-		wc.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := wc.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return out.commit()
 }
 
 // clusterShardFn sends a cluster to its shard: the split of its lowest

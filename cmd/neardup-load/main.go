@@ -51,6 +51,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/indexload"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/server"
@@ -187,7 +188,7 @@ type phaseResult struct {
 	CPUPercent float64 `json:"cpu_percent"`
 }
 
-func run(c config) error {
+func run(c config) (runErr error) {
 	res := &results{Docs: c.docs, Bits: c.bits, Clients: c.clients, GoVersion: runtime.Version(),
 		Machine: fmt.Sprintf("%s/%s, %d CPUs", runtime.GOOS, runtime.GOARCH, runtime.NumCPU())}
 	gen := newGenerator(c.seed)
@@ -255,25 +256,39 @@ func run(c config) error {
 		base = "http://" + ln.Addr().String()
 		warm(ctx, base, gen, c)
 	}
+	// The profile and the trace get their names only when complete (and
+	// the run succeeded).
 	if c.cpuProfile != "" {
-		f, err := os.Create(c.cpuProfile)
+		f, err := atomicfile.Create(c.cpuProfile)
 		if err != nil {
 			return err
 		}
+		defer f.Abort()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
-		defer pprof.StopCPUProfile()
+		defer func() {
+			pprof.StopCPUProfile()
+			if runErr == nil {
+				runErr = f.Commit()
+			}
+		}()
 	}
 	if c.trace != "" {
-		f, err := os.Create(c.trace)
+		f, err := atomicfile.Create(c.trace)
 		if err != nil {
 			return err
 		}
+		defer f.Abort()
 		if err := trace.Start(f); err != nil {
 			return err
 		}
-		defer trace.Stop()
+		defer func() {
+			trace.Stop()
+			if runErr == nil {
+				runErr = f.Commit()
+			}
+		}()
 	}
 	for _, phase := range []struct {
 		name  string
@@ -303,7 +318,7 @@ func writeJSON(path string, v any) error {
 		return nil
 	}
 	b, _ := json.MarshalIndent(v, "", "  ")
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(path, append(b, '\n'))
 }
 
 // generator makes reproducible documents: document i's words come from a
@@ -366,11 +381,11 @@ func ensureCorpus(log io.Writer, dir string, g *generator, n int) (string, int64
 		return "", 0, err
 	}
 	start := time.Now()
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return "", 0, err
 	}
+	defer f.Abort()
 	w := bufio.NewWriterSize(f, 1<<20)
 	// Generate in parallel, write in order.
 	const chunk = 4096
@@ -402,10 +417,7 @@ func ensureCorpus(log io.Writer, dir string, g *generator, n int) (string, int64
 	if err := w.Flush(); err != nil {
 		return "", 0, err
 	}
-	if err := f.Close(); err != nil {
-		return "", 0, err
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := f.Commit(); err != nil {
 		return "", 0, err
 	}
 	st, _ := os.Stat(path)
@@ -438,7 +450,7 @@ func build(ctx context.Context, out io.Writer, dir, corpusPath string, bits int)
 		return nil, err
 	}
 	defer db.Close()
-	st, err := indexload.Build(ctx, db, []string{corpusPath}, nil, nil, 0, nil)
+	st, err := indexload.Build(ctx, db, []string{corpusPath}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +464,7 @@ func build(ctx context.Context, out io.Writer, dir, corpusPath string, bits int)
 	br := &buildResult{Documents: st.Documents, Seconds: st.Seconds, DocsPerSecond: float64(st.Documents) / st.Seconds,
 		Bytes: ist.Bytes, BytesPerDoc: float64(ist.Bytes) / float64(ist.Documents)}
 	b, _ := json.Marshal(br)
-	return br, os.WriteFile(filepath.Join(dir, "built"), b, 0o644)
+	return br, atomicfile.WriteFile(filepath.Join(dir, "built"), b)
 }
 
 // warm reads the index once through the server, so that the measured phases

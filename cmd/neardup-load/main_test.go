@@ -67,6 +67,56 @@ func TestSmoke(t *testing.T) {
 	}
 }
 
+// TestFailedRunLeavesNoProfile: the CPU profile and the trace appear only
+// when the run succeeds (before, a run that failed at its end left both,
+// written with os.Create), and the results file only when complete.
+func TestFailedRunLeavesNoProfile(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	c := config{
+		docs: 500, clients: 2, duration: 200 * time.Millisecond, dir: dir, bits: 8, cacheSize: 16 << 20,
+		phases: "build,check", dupRate: 0.5, seed: 1, out: &out, errOut: &out,
+		cpuProfile: filepath.Join(dir, "cpu.pprof"), trace: filepath.Join(dir, "trace.out"),
+		jsonOut: filepath.Join(dir, "missing", "results.json"), // fails at the end
+	}
+	if err := c.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(c); err == nil {
+		t.Fatal("run with its results in a missing directory: no error")
+	}
+	names := func() []string {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range ents {
+			got = append(got, e.Name())
+		}
+		return got
+	}
+	for _, n := range names() {
+		if n == "cpu.pprof" || n == "trace.out" || strings.HasPrefix(n, ".") {
+			t.Errorf("a failed run left %s in %q", n, names())
+		}
+	}
+	c.jsonOut = filepath.Join(dir, "results.json")
+	if err := run(c); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.Bytes())
+	}
+	for _, n := range []string{"cpu.pprof", "trace.out", "results.json"} {
+		if st, err := os.Stat(filepath.Join(dir, n)); err != nil || st.Size() == 0 {
+			t.Errorf("%s after a run that succeeded: %v; want a file", n, err)
+		}
+	}
+	for _, n := range names() {
+		if strings.HasPrefix(n, ".") {
+			t.Errorf("temporary file %s left in %q", n, names())
+		}
+	}
+}
+
 func TestCheckLoopback(t *testing.T) {
 	for _, tc := range []struct {
 		addr string

@@ -99,3 +99,18 @@ func (f *File) Abort() error {
 	}
 	return nil
 }
+
+// WriteFile writes data to path as os.WriteFile does (mode 0666 before
+// umask), but through a temporary file renamed by Commit: path holds either
+// its earlier content or all of data, never part of it.
+func WriteFile(path string, data []byte) error {
+	f, err := Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return fmt.Errorf("atomicfile: write %s: %w", path, err)
+	}
+	return f.Commit()
+}

@@ -108,3 +108,23 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 		}
 	}
 }
+
+// TestWriteFile: WriteFile replaces the file whole and leaves no temporary
+// file; into a missing directory it fails and leaves nothing.
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	for _, data := range []string{"first", "second, longer", ""} {
+		if err := atomicfile.WriteFile(path, []byte(data)); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(path); err != nil || string(b) != data {
+			t.Fatalf("after WriteFile(%q): got %q, %v", data, b, err)
+		}
+		assertOnly(t, dir, "report.json")
+	}
+	if err := atomicfile.WriteFile(filepath.Join(dir, "missing", "x"), []byte("x")); err == nil {
+		t.Fatal("WriteFile into a missing directory: no error")
+	}
+	assertOnly(t, dir, "report.json")
+}

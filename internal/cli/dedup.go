@@ -25,6 +25,7 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 
 func newDedupCmd(io IO) *cobra.Command {
 	f := &jobflags.Dedup{}
+	var badOut badOutFlag
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
@@ -39,7 +40,12 @@ groups them into clusters and writes, into --out:
   report.html     the same as a page: S-curve, histograms, sample clusters
 
 With --golden TRUTH, the run is scored against a truth file (eval truth):
-precision, recall by similarity band, adjusted Rand index, in both reports.`,
+precision, recall by similarity band, adjusted Rand index, in both reports.
+
+The outputs appear only once all are complete: a run that fails leaves none.
+Ids must be unique: a repeated id is an error naming the file and line of its
+second occurrence, or with --skip-bad that record is skipped as bad (and
+listed in --bad-out).`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
@@ -49,10 +55,15 @@ precision, recall by similarity band, adjusted Rand index, in both reports.`,
 			if err != nil {
 				return err
 			}
+			if err := badOut.check(opts.Corpus.SkipBad); err != nil {
+				return err
+			}
+			opts.BadOut = badOut.path
 			return runDedup(cmd.Context(), io, args, f.Out, opts)
 		},
 	}
 	f.AddFlags(cmd.Flags())
+	badOut.AddFlags(cmd.Flags())
 	return cmd
 }
 
@@ -60,6 +71,9 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	rep, err := dedup.Run(ctx, inputs, out, opts)
 	if err != nil {
 		return err
+	}
+	for _, w := range rep.Warnings {
+		fmt.Fprintf(io.Err, "neardup: warning: %s\n", w)
 	}
 	c := rep.Counts
 	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -25,32 +26,57 @@ func runCLITerm(t *testing.T, args ...string) (code int, stdout, stderr string) 
 }
 
 // TestDedupProgressBar: on a terminal, dedup draws one progress line per
-// stage on stderr (redrawn with \r, ended by \n); --quiet silences it, and
-// so does a stderr that is not a terminal.
+// stage on stderr (redrawn with \r, ended by \n), each counting its own
+// unit (issue 10: candidates counted band keys as "docs", verify counted
+// pairs, and every stage showed 0.0 MB/s): sign documents and bytes,
+// candidates band keys, features documents, verify candidate pairs, write
+// the documents kept, each of the last four to its total (100 %) and
+// without a byte rate. --quiet silences it, and so does a stderr that is
+// not a terminal.
 func TestDedupProgressBar(t *testing.T) {
-	code, stdout, stderr := runCLITerm(t, "dedup", "-o", t.TempDir(), sample)
+	out := t.TempDir()
+	code, stdout, stderr := runCLITerm(t, "dedup", "-o", out, sample)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	if !strings.Contains(stdout, "verified pairs 10") {
 		t.Errorf("stdout %q; want the summary", stdout)
 	}
+	data, err := os.ReadFile(filepath.Join(out, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep dedup.Report
+	jsonUnmarshal(t, string(data), &rep)
+	want := []struct {
+		stage, unit string
+		count       int64
+	}{
+		{"sign", "docs", 1000},
+		{"candidates", "keys", rep.Buckets.Entries},
+		{"features", "docs", rep.Counts.VerifiedDocs},
+		{"verify", "pairs", rep.Counts.Candidates},
+		{"write", "docs", rep.Counts.Kept},
+	}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
-	var stages []string
-	for _, l := range lines {
+	if len(lines) != len(want) {
+		t.Fatalf("%d progress lines; want %d:\n%s", len(lines), len(want), stderr)
+	}
+	for i, l := range lines {
 		frames := strings.Split(strings.TrimPrefix(l, "\r"), "\r")
-		last := strings.Fields(frames[len(frames)-1])
-		if len(last) < 7 || last[2] != "docs" || last[4] != "docs/s" || last[6] != "MB/s" {
-			t.Errorf("progress line %q; want stage, docs, docs/s, MB/s", frames[len(frames)-1])
+		final := frames[len(frames)-1]
+		f := strings.Fields(final)
+		w := want[i]
+		if len(f) < 5 || f[0] != w.stage || f[1] != strconv.FormatInt(w.count, 10) || f[2] != w.unit || f[4] != w.unit+"/s" {
+			t.Errorf("progress line %q; want %s counting %d %s", final, w.stage, w.count, w.unit)
 			continue
 		}
-		stages = append(stages, last[0])
-	}
-	if want := []string{"sign", "candidates", "features", "verify", "write"}; !slices.Equal(stages, want) {
-		t.Errorf("progress stages %q; want %q", stages, want)
-	}
-	if !strings.Contains(stderr, " 1000 docs") {
-		t.Errorf("stderr %q; want the sign stage to count 1000 docs", stderr)
+		if shown := strings.Contains(final, "MB/s"); shown != (w.stage == "sign") {
+			t.Errorf("progress line %q: byte rate shown %v; want %v", final, shown, w.stage == "sign")
+		}
+		if w.stage != "sign" && !strings.Contains(final, "] 100%") {
+			t.Errorf("progress line %q; want the bar at 100%%", final)
+		}
 	}
 	for _, args := range [][]string{{"dedup", "--quiet", "-o", t.TempDir(), sample}, {"dedup", "-q", "-o", t.TempDir(), sample}} {
 		if code, _, stderr := runCLITerm(t, args...); code != ExitOK || stderr != "" {

@@ -62,6 +62,7 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
 		"seed": {"-1"}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
 		"sketch": {"lsh", ""}, "weight": {"bm25", "tfidf"}, "hamming": {"9", "-1", "3"}, "blocks": {"-1", "8"},
+		"bad-out": {"x", "-"},
 	})
 }
 

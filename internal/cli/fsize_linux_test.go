@@ -73,3 +73,32 @@ func TestWriteErrorLeavesNoFile(t *testing.T) {
 		})
 	}
 }
+
+// TestDedupFullDiskLeavesNoOutput runs dedup with writes failing past a
+// size limit that pairs.tsv and clusters.jsonl stay under and kept.jsonl
+// does not, as on a disk that fills while kept.jsonl is written: the run
+// fails (exit 1) and leaves no output, neither the complete ones nor a
+// truncated kept.jsonl, and no temporary file (before, a truncated
+// kept.jsonl beside complete pairs.tsv and clusters.jsonl).
+func TestDedupFullDiskLeavesNoOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the test binary as a child process")
+	}
+	in := writeJSONL(t, t.TempDir(), 20000, nil) // kept.jsonl 960 KiB, clusters.jsonl 690 KiB, pairs.tsv 300 KiB
+	outDir := t.TempDir()
+	args := []string{"dedup", "-q", "--workers", "2", "--threshold", "0.5", "-o", outDir, in}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), fsizeChild+"="+strconv.Itoa(800<<10), fsizeChild+"_ARGS="+strings.Join(args, "\n"))
+	stderr, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != ExitFailure || !strings.Contains(string(stderr), "kept.jsonl") || !strings.Contains(string(stderr), "file too large") {
+		t.Fatalf("got %v, output %q; want exit 1 with a \"file too large\" error writing kept.jsonl", err, stderr)
+	}
+	onlyFiles(t, outDir)
+
+	// The same run without the limit writes every output.
+	if code, _, stderr := runCLI(t, "", args...); code != ExitOK {
+		t.Fatalf("without the limit: exit %d: %s", code, stderr)
+	}
+	onlyFiles(t, outDir, "clusters.jsonl", "kept.jsonl", "pairs.tsv", "report.html", "report.json")
+}

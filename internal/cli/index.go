@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -221,12 +220,14 @@ type indexBuildOptions struct {
 	memory  string
 	workers int
 	quiet   bool
+	badOut  badOutFlag
 }
 
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
-	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings; past it they spill to disk")
+	o.badOut.AddFlags(fs)
+	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 }
@@ -242,8 +243,9 @@ every document on all cores and writes the index's tables directly, sorted,
 then ingests them: far faster than inserting one by one. Without INPUT it makes
 an empty index, for neardup serve to fill. The index must be new or empty.
 Every document is stored (near duplicates too; use neardup dedup first to
-drop them). Ids must be unique (a repeated one fails the build, naming the
-file and line of both); texts without any shingle are skipped.
+drop them). Ids must be unique: a repeated id fails the build naming
+the file and line of both occurrences, or with --skip-bad the later record is
+skipped as bad (and listed in --bad-out). Texts without any shingle are skipped.
 
 The index is marked "build in progress" until the build is complete: an
 interrupted build (the process killed, the disk full) leaves an index that
@@ -272,6 +274,9 @@ index commands read it from the index.`,
 			}
 			copts, err := o.corpus.build(io)
 			if err != nil {
+				return err
+			}
+			if err := o.badOut.check(copts.SkipBad); err != nil {
 				return err
 			}
 			mem, err := bytesize.Parse(o.memory)
@@ -331,23 +336,28 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	if !o.quiet && stdio.ErrIsTerminal {
 		bar = progress.New(stdio.Err)
 	}
+	bad, err := o.badOut.open(stdio)
+	if err != nil {
+		return err
+	}
+	defer bad.abort()
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
 	var st indexload.Stats
 	if len(inputs) > 0 {
-		st, err = indexload.Build(ctx, db, inputs, copts, bopts, o.workers, func(records, bytes int64) {
+		lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: func(records, bytes int64) {
 			bar.Add(records-lastDocs, bytes-lastBytes)
 			lastDocs, lastBytes, read = records, bytes, bytes
-		})
+		}}
+		if bad != nil {
+			lopts.BadLog = bad.log
+		}
+		st, err = indexload.Build(ctx, db, inputs, lopts)
 	} else {
 		st.BuildStats, err = buildEmpty(ctx, db, bopts)
 	}
 	bar.Finish()
-	var dup *index.DuplicateIDError
-	if errors.As(err, &dup) {
-		return locateDuplicate(inputs, copts, dup)
-	}
 	if err != nil {
 		return err
 	}
@@ -356,6 +366,9 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	}
 	ist, err := db.Stats(ctx)
 	if err != nil {
+		return err
+	}
+	if err := bad.commit(); err != nil {
 		return err
 	}
 	rate := float64(st.Documents) / max(st.Seconds, 1e-9)
@@ -379,43 +392,6 @@ func buildEmpty(ctx context.Context, db *index.DB, bopts *index.BuildOptions) (i
 		return index.BuildStats{}, err
 	}
 	return b.Finish(ctx)
-}
-
-// locateDuplicate turns the build's error for a repeated id into one that
-// names the file and line of both occurrences, read again from the inputs
-// (standard input cannot be: the error then counts documents).
-func locateDuplicate(inputs []string, copts *corpus.Options, dup *index.DuplicateIDError) error {
-	if slices.Contains(inputs, "-") {
-		return dup
-	}
-	co := *copts
-	reader, err := corpus.NewReader(inputs, &co)
-	if err != nil {
-		return dup
-	}
-	defer reader.Close()
-	parser, err := corpus.NewParser(&co)
-	if err != nil {
-		return dup
-	}
-	var at []string
-	var batch corpus.Batch
-	var doc corpus.Document
-	for len(at) < 2 && reader.Next(&batch) == nil {
-		for i := range batch.Records {
-			rec := &batch.Records[i]
-			if parser.Parse(rec, &doc) == nil && string(doc.ID) == dup.ID {
-				at = append(at, fmt.Sprintf("%s:%d", rec.File, rec.Line))
-				if len(at) == 2 {
-					break
-				}
-			}
-		}
-	}
-	if len(at) < 2 {
-		return dup
-	}
-	return messageError{fmt.Sprintf("%s: id %q again (first at %s): ids must be unique in an index", at[1], dup.ID, at[0]), dup}
 }
 
 type indexRepackOptions struct {

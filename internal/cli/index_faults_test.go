@@ -242,17 +242,16 @@ func TestIndexBuildDuplicateID(t *testing.T) {
 	}
 	dir := filepath.Join(root, "idx")
 	code, _, stderr := runCLI(t, "", "index", "build", "-q", "--data", dir, in)
-	want := fmt.Sprintf(`%s:8: id "t3" again (first at %s:3)`, in, in)
+	want := fmt.Sprintf(`%s:8: dupid: duplicate id "t3", first at %s:3`, in, in)
 	if code != ExitFailure || !strings.Contains(stderr, want) {
 		t.Errorf("build with t3 twice: exit %d, %q; want 1 and %q", code, stderr, want)
 	}
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Errorf("the failed build left %s (%v); want no index where there was none", dir, err)
 	}
-	// From standard input the lines cannot be read again: the documents are
-	// named by their number.
+	// Standard input is named by its lines too: the check needs no second read.
 	code, _, stderr = runCLI(t, b.String(), "index", "build", "-q", "--data", dir, "-")
-	if code != ExitFailure || !strings.Contains(stderr, `"t3" appears twice in the input (documents 3 and 7`) {
+	if code != ExitFailure || !strings.Contains(stderr, `<stdin>:8: dupid: duplicate id "t3", first at <stdin>:3`) {
 		t.Errorf("build from stdin with t3 twice: exit %d, %q", code, stderr)
 	}
 }

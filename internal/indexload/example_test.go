@@ -23,7 +23,7 @@ func Example() {
 		panic(err)
 	}
 	defer db.Close()
-	st, err := indexload.Build(context.Background(), db, []string{in}, nil, nil, 0, nil)
+	st, err := indexload.Build(context.Background(), db, []string{in}, nil)
 	if err != nil {
 		panic(err)
 	}

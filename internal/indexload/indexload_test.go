@@ -1,15 +1,19 @@
 package indexload
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/minhash"
 )
 
@@ -36,7 +40,7 @@ func TestBuildSameAsInsert(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		st, err := Build(ctx, db, []string{in}, &corpus.Options{SkipBad: true}, nil, workers, nil)
+		st, err := Build(ctx, db, []string{in}, &Options{Corpus: corpus.Options{SkipBad: true}, Workers: workers})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +87,7 @@ func TestBuildBadID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	_, err = Build(ctx, db, []string{in}, nil, nil, 2, nil)
+	_, err = Build(ctx, db, []string{in}, &Options{Workers: 2})
 	if !errors.Is(err, index.ErrInvalidDocument) || !strings.Contains(err.Error(), "in.jsonl:2") {
 		t.Errorf("err = %v; want ErrInvalidDocument naming in.jsonl:2", err)
 	}
@@ -114,4 +118,87 @@ func readDocs(t *testing.T, path string) []doc {
 		}
 	}
 	return out
+}
+
+// TestBuildRepeatedIDs: a repeated id fails the build with an error naming
+// the file and line of both occurrences (before, the builder's check named
+// the id only) and leaves the index empty; under SkipBad the later records
+// are skipped as bad and listed in the BadLog, after the records that did
+// not parse, and the index holds the first occurrence of each id, whatever
+// the workers.
+func TestBuildRepeatedIDs(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	data, err := os.ReadFile(sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	first := readDocs(t, sample)[119] // line 120, t1064
+	if first.id != "t1064" {
+		t.Fatalf("line 120 is %s; want t1064", first.id)
+	}
+	lines[149] = `{"id":"t1064","text":"a second t1064, which is not the first of the two texts"}` // line 150
+	lines[179] = lines[119]                                                                        // line 180: line 120 again
+	lines[899] = `{"id":"t126","text":"another text again, long enough to have shingles"}`         // line 900: line 7's id
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+
+	db, err := index.Open(filepath.Join(dir, "fail"), &index.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = Build(ctx, db, []string{in}, &Options{Workers: 2})
+	var re *corpus.RecordError
+	if !errors.As(err, &re) || !errors.Is(err, dupid.ErrDuplicate) ||
+		err.Error() != in+`:150: dupid: duplicate id "t1064", first at `+in+":120" {
+		t.Fatalf("err = %v; want a duplicate id error naming in.jsonl:150 and in.jsonl:120", err)
+	}
+	if st, _ := db.Stats(ctx); st.Documents != 0 {
+		t.Errorf("%d documents after a failed build; want 0", st.Documents)
+	}
+
+	lines[4] = `{bad` // line 5: does not parse
+	os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	for _, workers := range []int{1, 3} {
+		db, err := index.Open(filepath.Join(dir, "skip", strconv.Itoa(workers)), &index.Options{NoSync: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var log bytes.Buffer
+		bl := corpus.NewBadLog(&log)
+		// A small budget: the check of repeated ids gets 4 MiB of it.
+		st, err := Build(ctx, db, []string{in}, &Options{Corpus: corpus.Options{SkipBad: true}, Workers: workers, BadLog: bl,
+			Build: index.BuildOptions{Memory: 32 << 20}, TempDir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		bl.Flush()
+		if st.Records != 1000 || st.Bad != 4 || st.Documents != 996 {
+			t.Errorf("workers %d: stats %+v; want 1000 records, 4 bad, 996 documents", workers, st)
+		}
+		want := corpus.BadLogHeader +
+			in + "\t5\t4\t-\tcorpus: not valid JSON: expected a key: 'b' at byte 1\n" +
+			in + "\t150\t149\t-\tdupid: duplicate id \"t1064\", first at " + in + ":120\n" +
+			in + "\t180\t179\t-\tdupid: duplicate id \"t1064\", first at " + in + ":120\n" +
+			in + "\t900\t899\t-\tdupid: duplicate id \"t126\", first at " + in + ":7\n"
+		if log.String() != want {
+			t.Errorf("workers %d: bad-record log:\n%s\nwant\n%s", workers, log.String(), want)
+		}
+		// t1064 is the first occurrence: its text finds it, exactly.
+		signer, _ := db.Config().NewSigner()
+		sig, _ := signer.Sign(nil, []byte(first.text))
+		got, err := db.Get(ctx, "t1064")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Sig, sig) {
+			t.Errorf("workers %d: t1064's signature is not line 120's", workers)
+		}
+		if ist, _ := db.Stats(ctx); ist.Documents != 996 {
+			t.Errorf("workers %d: index holds %d documents; want 996", workers, ist.Documents)
+		}
+	}
 }

@@ -159,7 +159,8 @@ type Options struct {
 	// MaxWorkers. Results do not depend on it.
 	Workers int
 	// Memory is the budget, in bytes, for the data that grows with the
-	// corpus (band-key entries, candidate pairs, stored texts and signatures):
+	// corpus (band-key entries, candidate pairs, stored texts and signatures,
+	// the check of repeated ids):
 	// past it they spill to sorted or chunked temporary files. Per-document
 	// bookkeeping (ids, lengths: about 40 bytes a document) and the working
 	// buffers of the workers come on top. Default DefaultMemory (4 GiB); at
@@ -176,6 +177,13 @@ type Options struct {
 	// eval truth`, a pairs.tsv, or id pairs) to score the run against; the
 	// score goes into Report.Golden. Default "": no scoring.
 	Golden string
+	// BadOut, when set (with Corpus.SkipBad), is a file to list the records
+	// skipped as bad in, corpus.BadLog's format: those skipped while reading
+	// (too large, not parsing) in input order, then those whose id repeats an
+	// earlier record's, in input order. It is written as the outputs are,
+	// under a temporary name renamed on success. Default "": no list.
+	// neardup dedup only.
+	BadOut string
 	// Sketch selects the sketch: sketch.MinHash (Params, Recall, Bands) or
 	// sketch.SimHash (the SimHash field). Default sketch.MinHash.
 	Sketch sketch.Kind
@@ -343,6 +351,9 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Keep.Validate(); err != nil {
 		return err
+	}
+	if o.BadOut != "" && !o.Corpus.SkipBad {
+		return fmt.Errorf("%w: bad-record list %s without SkipBad: no record is skipped", ErrInvalidOptions, o.BadOut)
 	}
 	return o.Corpus.Validate()
 }

@@ -57,6 +57,10 @@ type Report struct {
 	// WallSeconds is the run's wall time in seconds, from its start until
 	// the report was filled in (after the last stage).
 	WallSeconds float64 `json:"wall_seconds"`
+	// Warnings are what the run noticed that the caller likely did not
+	// mean, one sentence each (a keep field that no record holds); omitted
+	// from report.json when there is none.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Config is the configuration a run used, fingerprints included.

@@ -27,6 +27,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local" // local paths
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/neardup/neardup/internal/atomicfile"
 )
 
 func init() {
@@ -219,8 +221,16 @@ func ReadFile(ctx context.Context, path string) ([]byte, error) {
 	return b, nil
 }
 
-// WriteFile writes a whole file through Beam's filesystem layer.
+// WriteFile writes a whole file through Beam's filesystem layer; a local
+// file is written under a temporary name in its directory and renamed when
+// complete (internal/atomicfile), so that it never holds part of data.
 func WriteFile(ctx context.Context, path string, data []byte) error {
+	if !strings.Contains(path, "://") {
+		if err := atomicfile.WriteFile(path, data); err != nil {
+			return fmt.Errorf("files: %w", err)
+		}
+		return nil
+	}
 	fs, err := filesystem.New(ctx, path)
 	if err != nil {
 		return err
