@@ -126,7 +126,7 @@ func TestFaultCorruptTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := indexload.Build(context.Background(), db, []string{"../testdata/articles_1000.jsonl"}, nil, nil, 0, nil); err != nil {
+	if _, err := indexload.Build(context.Background(), db, []string{"../testdata/articles_1000.jsonl"}, nil); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
