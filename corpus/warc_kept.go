@@ -10,23 +10,70 @@ import (
 )
 
 // KeptExtension returns the file name extension of the kept records that
-// CopyKept writes for inputs read with opts: ".warc.gz" when they are WARC
-// or WET, ".jsonl" otherwise. It resolves the inputs as NewReader does (and
-// fails as it would), and fails when WARC and other inputs are mixed.
+// CopyKept writes for inputs read with opts: ".warc.wet.gz" when they are
+// all WET (so that the file reads back as WET by its name, as Common
+// Crawl's do), ".warc.gz" when they are WARC (or WARC and WET), ".jsonl"
+// otherwise. It resolves the inputs as NewReader does (and fails as it
+// would), and fails when WARC and other inputs are mixed.
 func KeptExtension(inputs []string, opts *Options) (string, error) {
 	r, err := NewReader(inputs, opts)
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
-	isWARC, err := r.keptWARC()
-	if err != nil {
-		return "", err
+	formats := make([]Format, len(r.inputs))
+	for i, in := range r.inputs {
+		formats[i] = in.format
 	}
-	if isWARC {
-		return ".warc.gz", nil
+	return keptExtension(formats)
+}
+
+// KeptExtensionOf is KeptExtension for files that are not opened (remote
+// ones, say): each file's format is format, or under FormatAuto the one its
+// name says (FileFormat).
+func KeptExtensionOf(files []string, format Format) (string, error) {
+	formats := make([]Format, len(files))
+	for i, f := range files {
+		var err error
+		if formats[i], err = FileFormat(f, format); err != nil {
+			return "", err
+		}
 	}
-	return ".jsonl", nil
+	return keptExtension(formats)
+}
+
+// FileFormat returns the format a Reader reads the file path in when given
+// format f: f itself, or under FormatAuto (and "") the format its name says
+// once compression suffixes are peeled (see Options.Format), without
+// opening it. A name that says none is an error wrapping ErrUnknownFormat.
+func FileFormat(path string, f Format) (Format, error) {
+	if f != "" && f != FormatAuto {
+		return f, nil
+	}
+	in, err := fileInput(path, FormatAuto, -1)
+	return in.format, err
+}
+
+// keptExtension is KeptExtension for inputs of the given formats.
+func keptExtension(formats []Format) (string, error) {
+	warc, wet := 0, 0
+	for _, f := range formats {
+		switch f {
+		case FormatWARC:
+			warc++
+		case FormatWET:
+			wet++
+		}
+	}
+	switch {
+	case warc+wet == 0:
+		return ".jsonl", nil
+	case warc+wet < len(formats):
+		return "", fmt.Errorf("%w: kept records of WARC or WET inputs and of other inputs cannot go to one file", ErrUnsupported)
+	case warc == 0:
+		return ".warc.wet.gz", nil
+	}
+	return ".warc.gz", nil
 }
 
 // keptWARC reports whether the Reader's inputs are all WARC or WET, and

@@ -128,6 +128,16 @@ func TestReadWET(t *testing.T) {
 			t.Errorf("String() = %q; want a skipped line", st.String())
 		}
 	}
+	// Kept records of WET input are named so that they read back as WET
+	// (as .warc.gz they read as WARC, which has no conversion documents).
+	if ext, err := KeptExtension([]string{path}, nil); ext != ".warc.wet.gz" || err != nil {
+		t.Errorf("KeptExtension of WET: got %q, %v; want .warc.wet.gz", ext, err)
+	}
+	w := filepath.Join(t.TempDir(), "a.warc")
+	os.WriteFile(w, buildWARC(testCrawl(t).recs, false).data, 0o644)
+	if ext, err := KeptExtension([]string{path, w}, nil); ext != ".warc.gz" || err != nil {
+		t.Errorf("KeptExtension of WET and WARC: got %q, %v; want .warc.gz", ext, err)
+	}
 }
 
 // TestCopyKeptWARC checks that kept records round-trip: the output is a
@@ -317,5 +327,32 @@ func TestReadWARCMisnamed(t *testing.T) {
 	docs, _, _, err := readWARCDocs(t, []string{"-"}, &Options{Format: FormatWARC, Stdin: bytes.NewReader(buildWARC(c.recs, true).data)})
 	if err != nil || len(docs) != len(c.docs) {
 		t.Errorf("stdin: got %d documents, %v; want %d", len(docs), err, len(c.docs))
+	}
+}
+
+// TestKeptExtensionOf: the extension from file names alone (remote files),
+// as KeptExtension finds it from the opened inputs.
+func TestKeptExtensionOf(t *testing.T) {
+	for _, c := range []struct {
+		files  []string
+		format Format
+		want   string
+	}{
+		{[]string{"gs://b/CC-1.warc.gz", "gs://b/CC-2.warc.gz"}, FormatAuto, ".warc.gz"},
+		{[]string{"gs://b/CC-1.warc.wet.gz"}, FormatAuto, ".warc.wet.gz"},
+		{[]string{"a.warc", "b.wet.zst"}, FormatAuto, ".warc.gz"},
+		{[]string{"a.jsonl.gz", "b.parquet"}, FormatAuto, ".jsonl"},
+		{[]string{"gs://b/part-0", "gs://b/part-1"}, FormatWET, ".warc.wet.gz"},
+		{[]string{"a.data"}, FormatJSONL, ".jsonl"},
+	} {
+		if got, err := KeptExtensionOf(c.files, c.format); got != c.want || err != nil {
+			t.Errorf("%q as %s: got %q, %v; want %q", c.files, c.format, got, err, c.want)
+		}
+	}
+	if _, err := KeptExtensionOf([]string{"a.warc.gz", "b.jsonl"}, FormatAuto); !errors.Is(err, ErrUnsupported) {
+		t.Errorf("mixed: %v; want ErrUnsupported", err)
+	}
+	if _, err := KeptExtensionOf([]string{"a.data"}, FormatAuto); !errors.Is(err, ErrUnknownFormat) {
+		t.Errorf("unknown name: %v; want ErrUnknownFormat", err)
 	}
 }

@@ -45,12 +45,16 @@ func (r *run) candidates(ctx context.Context) error {
 		chunk, read = chunk[:0], 0
 		return sorter.Add(pairs...)
 	}
+	lateCopies := r.exact != nil && r.exact.lateCopies
 	// Documents made bad after signing (a repeated id) still have entries:
 	// they are left out here, so that they pair with nothing, as if they had
 	// never been read.
 	dropped := r.dropped > 0
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
 		read++
+		if lateCopies && r.docs.status[sketch.EntryDoc(v)] == docCopy {
+			continue // a copy found after signing: banded, but not paired
+		}
 		if dropped && r.docs.status[sketch.EntryDoc(v)] == docBad {
 			continue
 		}

@@ -248,13 +248,16 @@ func TestRecallAgainstExactTruth(t *testing.T) {
 	}
 }
 
-// TestDeterminism: one worker, two workers, and a run that spills to disk
-// under a 64 MiB budget write byte-identical outputs.
+// TestDeterminism: one worker, two workers, a run that spills to disk under
+// a 16 MiB budget (where the exact-duplicate pass's table fills and the
+// remaining copies are found after signing), and runs without the exact
+// pass write byte-identical outputs.
 func TestDeterminism(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 70k-document corpus; skipped with -short")
 	}
-	// Many short documents, so that 64 MiB of band-key entries (1M) spills.
+	// Many short documents, so that 16 MiB of band-key entries (256k)
+	// spills; about a tenth are exact copies of another.
 	base := readJSONL(t, "../testdata/articles_1000.jsonl")
 	r := rand.New(rand.NewPCG(3, 3))
 	var docs []doc
@@ -276,9 +279,11 @@ func TestDeterminism(t *testing.T) {
 	}{
 		{"workers1", Options{Workers: 1}},
 		{"workers2", Options{Workers: 2}},
-		{"spill64MiB", Options{Workers: 2, Memory: 64 << 20}},
+		{"spill16MiB", Options{Workers: 2, Memory: 16 << 20}},
+		{"no-exact-pass", Options{Workers: 2, SkipExactPass: true}},
 		{"star-workers1", Options{Workers: 1, Cluster: Star}},
-		{"star-spill", Options{Workers: 2, Cluster: Star, Memory: 64 << 20}},
+		{"star-spill", Options{Workers: 2, Cluster: Star, Memory: 16 << 20}},
+		{"star-no-exact-pass", Options{Workers: 2, Cluster: Star, SkipExactPass: true}},
 	}
 	outs := map[string]string{}
 	for _, rr := range runs {
@@ -288,12 +293,12 @@ func TestDeterminism(t *testing.T) {
 		if strings.Contains(rr.name, "spill") && rep.Spill.EntryRuns == 0 {
 			t.Errorf("%s: nothing spilled (report %+v)", rr.name, rep.Spill)
 		}
-		if rr.name == "workers1" && rep.Counts.VerifiedPairs == 0 {
-			t.Fatal("no pairs at all: the test corpus is too easy")
+		if rr.name == "workers1" && (rep.Counts.VerifiedPairs == 0 || rep.Counts.ExactDuplicates < 1000) {
+			t.Fatalf("%d pairs, %d exact duplicates: the test corpus is too easy", rep.Counts.VerifiedPairs, rep.Counts.ExactDuplicates)
 		}
 	}
 	for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
-		for _, group := range [][]string{{"workers1", "workers2", "spill64MiB"}, {"star-workers1", "star-spill"}} {
+		for _, group := range [][]string{{"workers1", "workers2", "spill16MiB", "no-exact-pass"}, {"star-workers1", "star-spill", "star-no-exact-pass"}} {
 			want, _ := os.ReadFile(filepath.Join(outs[group[0]], f))
 			for _, other := range group[1:] {
 				got, _ := os.ReadFile(filepath.Join(outs[other], f))
@@ -397,3 +402,15 @@ func TestBadInput(t *testing.T) {
 }
 
 func corpusSkipBad() corpus.Options { return corpus.Options{SkipBad: true} }
+
+// TestBadLastRecord: a record the reader skips as bad (too large) at the
+// very end of the input is counted, as one before other records is.
+func TestBadLastRecord(t *testing.T) {
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	long := strings.Repeat("word ", 100)
+	os.WriteFile(in, []byte("{\"id\":\"a\",\"text\":\"one two three four five six\"}\n{\"id\":\"b\",\"text\":\""+long+"\"}\n"), 0o644)
+	_, rep := runDedup(t, []string{in}, &Options{Corpus: corpus.Options{SkipBad: true, MaxRecordBytes: 100}})
+	if rep.Counts.Bad != 1 || rep.Counts.Documents != 2 {
+		t.Errorf("counts %+v; want 2 documents, 1 bad", rep.Counts)
+	}
+}

@@ -48,6 +48,7 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 			row("verify / cluster / keep", rep.Config.Verify+" / "+rep.Config.Cluster+" / "+rep.Config.Keep),
 			row("workers / memory budget", fmt.Sprintf("%d / %.1f MiB", rep.Config.Workers, float64(rep.Config.MemoryBytes)/(1<<20))),
 			row("empty / bad documents", group(c.Empty)+" / "+group(c.Bad)),
+			row("exact duplicates (not signed)", exactRow(rep)),
 			row("features / empty bin rate", group(rep.Signatures.Features)+" / "+strconv.FormatFloat(rep.Signatures.EmptyBinRate, 'f', 4, 64)),
 		},
 		Threshold:      r.job.Threshold,
@@ -70,6 +71,10 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 		d.Curve = r.job.Sketch.CandidateProbability
 		d.CurveLabel = fmt.Sprintf("SimHash, distance ≤ %d: the unit-weight model", sc.Hamming)
 	}
+	if c.Skipped > 0 {
+		d.Config = append(d.Config, row("WARC records not documents", group(c.Skipped)))
+	}
+	d.Boilerplate = boilerplateView(rep)
 	if c.Documents > 0 {
 		d.Summary = append(d.Summary, htmlreport.Row{Name: "removed share", Value: strconv.FormatFloat(100*float64(c.Removed)/float64(c.Documents), 'f', 2, 64) + "%"})
 	}
@@ -109,6 +114,37 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 }
 
 func row(name, value string) htmlreport.Row { return htmlreport.Row{Name: name, Value: value} }
+
+// exactRow is the configuration row of the exact-duplicate pass.
+func exactRow(rep *Report) string {
+	if !rep.Config.ExactPass {
+		return "pass off"
+	}
+	return group(rep.Counts.ExactDuplicates)
+}
+
+// boilerplateView is report.html's section on the boilerplate lines the run
+// dropped, or nil.
+func boilerplateView(rep *Report) *htmlreport.Boilerplate {
+	b := rep.Boilerplate
+	if b == nil {
+		return nil
+	}
+	n := "—"
+	if b.MinDocs > 0 {
+		n = strconv.Itoa(b.MinDocs)
+	}
+	v := &htmlreport.Boilerplate{Reason: b.Reason, Summary: []htmlreport.Row{
+		row("N: a line in at least N documents is boilerplate", n),
+		row("boilerplate lines", group(int64(b.Lines))),
+		row("(document, line) pairs dropped", group(b.Dropped)),
+		row("distinct lines / documents counted", group(b.Distinct)+" / "+group(b.Documents)),
+	}}
+	for _, l := range b.Top {
+		v.Lines = append(v.Lines, htmlreport.BoilerplateLine{Docs: l.Docs, Hash: l.Hash, Text: l.Text})
+	}
+	return v
+}
 
 func group(n int64) string {
 	s := strconv.FormatInt(n, 10)

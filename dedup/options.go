@@ -1,7 +1,10 @@
 package dedup
 
 import (
+	"errors"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/shingle"
 )
 
 // The job's description (options, modes, output formats, report) is shared
@@ -45,16 +48,42 @@ const (
 	Star = jobspec.Star
 )
 
+// BoilerplateMode is Options.Boilerplate: off, auto or a document count.
+type BoilerplateMode = jobspec.BoilerplateMode
+
+// Boilerplate modes besides a document count N ≥ 2.
+const (
+	// BoilerplateOff drops no line.
+	BoilerplateOff = jobspec.BoilerplateOff
+	// BoilerplateAuto chooses N from the corpus.
+	BoilerplateAuto = jobspec.BoilerplateAuto
+)
+
+// ReadBoilerplateLines reads a lines file (a run's boilerplate.tsv) counted
+// under spec; see Options.BoilerplateLines.
+func ReadBoilerplateLines(path string, spec shingle.Spec) (*boilerplate.Result, error) {
+	return jobspec.ReadBoilerplateLines(path, spec)
+}
+
 // ParseVerify reads "exact", "estimate" or "none".
 func ParseVerify(s string) (Verify, error) { return jobspec.ParseVerify(s) }
 
 // ParseClusterMode reads "components" or "star".
 func ParseClusterMode(s string) (ClusterMode, error) { return jobspec.ParseClusterMode(s) }
 
-// ErrInvalidOptions reports Options that break a rule (and, from Run, no
-// inputs or a golden set that does not reach the threshold); check with
-// errors.Is. It is jobspec.ErrInvalidOptions.
-var ErrInvalidOptions = jobspec.ErrInvalidOptions
+// Errors of Run; check with errors.Is.
+var (
+	// ErrInvalidOptions reports Options that break a rule (and, from Run,
+	// no inputs or a golden set that does not reach the threshold). It is
+	// jobspec.ErrInvalidOptions.
+	ErrInvalidOptions = jobspec.ErrInvalidOptions
+	// ErrExactPassBad reports, under Corpus.SkipBad with the exact pass on,
+	// a document skipped for repeating an earlier id that is the first of
+	// a group of exact copies: the copies were not signed, so the run
+	// cannot give the outputs of a run without the pass (which signs the
+	// next copy instead). Run again with SkipExactPass.
+	ErrExactPassBad = errors.New("dedup: the exact pass cannot drop the first of a group of copies")
+)
 
 // DefaultMemory is the default Options.Memory.
 const DefaultMemory = jobspec.DefaultMemory

@@ -36,7 +36,7 @@ func (r *run) write(ctx context.Context, outDir string) error {
 	if err := r.writeClusters(filepath.Join(outDir, ClustersFile)); err != nil {
 		return err
 	}
-	return r.writeKept(ctx, filepath.Join(outDir, KeptFile))
+	return r.writeKept(ctx, filepath.Join(outDir, r.keptName))
 }
 
 // writePairs writes one verified pair a line, sorted (jobspec.PairRow).

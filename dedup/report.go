@@ -20,9 +20,12 @@ func (r *run) finish() {
 			c.Empty++
 		case docBad:
 			c.Bad++
+		case docCopy:
+			c.ExactDuplicates++
 		}
 	}
 	c.InputBytes = r.readStats.Bytes
+	c.Skipped = r.readStats.Skipped
 	c.Candidates = r.buckets.UniquePairs
 	c.VerifiedPairs = int64(len(r.edges))
 	m := r.result.Metrics

@@ -1,16 +1,19 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/extsort"
@@ -26,21 +29,23 @@ const Tool = "neardup dedup"
 
 // run is the state of one deduplication.
 type run struct {
-	opts   *Options
-	job    jobspec.Job
-	sketch sketch.Sketch
-	inputs []string
-	tmp    string
-	bar    *progress.Bar
-	rep    *Report
-	t0     time.Time
-	out    outputs // the output files, committed together at the end
+	opts     *Options
+	job      jobspec.Job
+	keptName string // kept.jsonl, or kept.warc.gz
+	sketch   sketch.Sketch
+	inputs   []string
+	tmp      string
+	bar      *progress.Bar
+	rep      *Report
+	t0       time.Time
+	out      outputs // the output files, committed together at the end
 
 	docs    docTable
 	texts   *docstore.Store // document texts, for exact verification
 	sigs    *docstore.Store // packed signatures, unless sigMem holds them
 	sigMem  []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
 	entries *extsort.Sorter // (bucket key | document) entries
+	exact   *exactPass      // the exact-duplicate pass, or nil
 
 	ids     *dupid.Detector // during sign: the check of repeated ids
 	dropped int64           // documents made bad for a repeated id
@@ -118,16 +123,16 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	if o.Progress != nil {
 		r.bar = progress.New(o.Progress)
 	}
-	r.rep = jobspec.NewReport(Tool, r.inputs, &o, &r.job)
+	reported := slices.Clone(r.inputs)
 	golden, err := readGolden(&o)
 	if err != nil {
 		return nil, err
 	}
 
-	// Standard input is read twice (signing, then writing kept.jsonl), so it
-	// is spooled to a file first. The report keeps the inputs as given ("-"),
-	// so the spooled names go into a slice of their own.
-	r.inputs = slices.Clone(r.inputs)
+	// Standard input is read twice or more (boilerplate, signing, then
+	// writing kept.jsonl), so it is spooled to a file first. The report
+	// keeps the inputs as given ("-"), so the spooled names go into a slice
+	// of their own.
 	stdin := o.Corpus.Stdin
 	if stdin == nil {
 		stdin = os.Stdin
@@ -141,6 +146,29 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 			defer cleanup()
 			r.inputs[i] = path
 		}
+	}
+	// The kept records go to kept.jsonl, or for WARC inputs kept.warc.gz.
+	ext, err := corpus.KeptExtension(r.inputs, &o.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	r.keptName = strings.TrimSuffix(KeptFile, ".jsonl") + ext
+
+	// The first pass over the corpus, when boilerplate lines are dropped:
+	// the set goes into the job's spec before anything is signed.
+	t := time.Now()
+	if o.DropsBoilerplate() {
+		r.bar.Stage("boilerplate", -1, nil)
+	}
+	bp, err := o.ResolveBoilerplate(ctx, r.inputs, &r.job)
+	r.bar.Finish()
+	if err != nil {
+		return nil, err
+	}
+	r.rep = jobspec.NewReport(Tool, reported, &o, &r.job)
+	r.rep.Boilerplate = bp
+	if bp != nil {
+		r.rep.Timings = append(r.rep.Timings, Timing{Stage: "boilerplate", Seconds: time.Since(t).Seconds()})
 	}
 
 	// The list of bad records is an output too, committed with the others.
@@ -178,6 +206,14 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		r.texts = docstore.New(tmp, "texts", m/8)
 		defer r.texts.Close()
 	}
+	if !o.SkipExactPass {
+		if k, err := r.sketch.NewSketcher(); err != nil {
+			return nil, err
+		} else if _, ok := k.(sketch.TextHasher); ok {
+			r.exact = newExactPass(m, tmp)
+		}
+	}
+	r.rep.Config.ExactPass = r.exact != nil
 
 	stages := []struct {
 		name string
@@ -199,6 +235,13 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	r.finish()
 	if golden != nil {
 		r.rep.Golden = r.scoreGolden(golden)
+	}
+	if bp != nil {
+		if err := r.out.write(filepath.Join(outDir, boilerplate.FileName), func(w *bufio.Writer) error {
+			return boilerplate.WriteLines(w, r.job.Sketch.Spec, bp)
+		}); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.writeReport(filepath.Join(outDir, ReportFile)); err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ const (
 	docOK    uint8 = iota // signed and banded
 	docEmpty              // no features: never a near duplicate, always kept
 	docBad                // skipped under SkipBad: not written
+	docCopy               // an exact copy of an earlier document (exact.go): not banded
 )
 
 // signed is what a worker makes of one batch of records, in record order.
@@ -33,6 +34,8 @@ type signed struct {
 	textEnd []int
 	sigs    []uint64 // Words() per OK document
 	entries []uint64
+	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
+	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
 }
 
 // signer is one worker's state. Documents are numbered by their input
@@ -44,6 +47,11 @@ type signer struct {
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
+
+	// The exact-duplicate pass (exact.go), when th is not nil.
+	th    sketch.TextHasher
+	exact *exactPass
+	batch map[[2]uint64]struct{} // the hashes of this batch's signed documents
 }
 
 // begin empties out, which holds an earlier batch's documents, for b.
@@ -58,6 +66,8 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
+	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
+	clear(w.batch)
 	if w.keepTx && cap(out.texts) < b.Bytes() {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -75,12 +85,28 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
+	if w.th != nil {
+		hi, lo, empty := w.th.TextHash(doc.Text)
+		if !empty {
+			out.hashes = append(out.hashes, hi, lo)
+			k := [2]uint64{hi, lo}
+			if _, ok := w.batch[k]; ok || w.exact.has(k) {
+				// A copy of an earlier document: not signed.
+				out.status = append(out.status, docCopy)
+				out.textEnd = append(out.textEnd, len(out.texts))
+				out.entEnd = append(out.entEnd, len(out.entries))
+				return nil
+			}
+			w.batch[k] = struct{}{}
+		}
+	}
 	n := len(out.sigs)
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
 		out.textEnd = append(out.textEnd, len(out.texts))
+		out.entEnd = append(out.entEnd, len(out.entries))
 		return nil
 	}
 	out.sigs = sigs
@@ -93,6 +119,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
 		out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
 	}
+	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
 }
 
@@ -106,6 +133,7 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
 	out.textEnd = append(out.textEnd, len(out.texts))
+	out.entEnd = append(out.entEnd, len(out.entries))
 }
 
 // sign reads every input, signs every document on all workers and hands the
@@ -156,8 +184,25 @@ func (r *run) sign(ctx context.Context) error {
 		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
 	}
 	r.readStats = reader.Stats()
+	// Records the reader skipped as bad after the last one it handed out
+	// leave no gap for collect to fill: they are bad documents too.
+	for int64(r.docs.len()) < r.readStats.Records {
+		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+			return err
+		}
+	}
+	if r.exact != nil {
+		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c] = docCopy }); err != nil {
+			return err
+		}
+	}
 	if err := r.checkIDs(); err != nil {
 		return err
+	}
+	if r.exact != nil && r.dropped > 0 {
+		if err := r.exact.dropBad(r.docs.status, r.docs.id); err != nil {
+			return err
+		}
 	}
 	if r.bad != nil {
 		if err := r.bad.Flush(); err != nil {
@@ -223,13 +268,18 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	return &signer{sk: sk, band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}, nil
+	w := &signer{sk: sk, band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	if r.exact != nil {
+		w.th, _ = sk.(sketch.TextHasher)
+		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
+	}
+	return w, nil
 }
 
 // collect appends one batch's documents to the run's tables and stores.
 func (r *run) collect(s *signed) error {
 	words := r.sketch.Words()
-	id0, tx0, sg := 0, 0, 0
+	id0, tx0, sg, hs, en := 0, 0, 0, 0, 0
 	for j, idx := range s.index {
 		// Records the reader skipped (too large, under SkipBad) leave gaps.
 		for int64(r.docs.len()) < idx {
@@ -240,23 +290,42 @@ func (r *run) collect(s *signed) error {
 		if int64(r.docs.len()) != idx {
 			return fmt.Errorf("dedup: internal error: record %d arrived at position %d", idx, r.docs.len())
 		}
-		if s.status[j] != docBad {
+		st := s.status[j]
+		if st != docBad {
 			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
 			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
 				return err
 			}
 		}
 		var sig []uint64
-		if s.status[j] == docOK {
+		if st == docOK {
 			sig = s.sigs[sg : sg+words]
 			sg += words
 		}
-		if err := r.addDoc(s.status[j], s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], s.texts[tx0:s.textEnd[j]], sig); err != nil {
+		text := s.texts[tx0:s.textEnd[j]]
+		entries := s.entries[en:s.entEnd[j]]
+		if (st == docOK || st == docCopy) && len(s.hashes) > 0 {
+			// The exact pass decides, in input order, whether the document
+			// is the first of its text or a copy (whose signature and band
+			// keys, if a worker made them, are dropped).
+			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, uint32(idx))
+			if err != nil {
+				return err
+			}
+			hs += 2
+			if first >= 0 {
+				st, sig, text, entries = docCopy, nil, nil, nil
+			}
+		}
+		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, sig); err != nil {
 			return err
 		}
-		id0, tx0 = s.idEnd[j], s.textEnd[j]
+		if err := r.entries.Add(entries...); err != nil {
+			return err
+		}
+		id0, tx0, en = s.idEnd[j], s.textEnd[j], s.entEnd[j]
 	}
-	return r.entries.Add(s.entries...)
+	return nil
 }
 
 func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, sig []uint64) error {

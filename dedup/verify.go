@@ -31,7 +31,7 @@ func (r *run) verify(ctx context.Context) error {
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
-	return ordered.Pipeline(ctx, r.opts.Workers,
+	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
 		},
@@ -79,6 +79,10 @@ func (r *run) verify(ctx context.Context) error {
 			r.edges = append(r.edges, es...)
 			return nil
 		})
+	if err != nil {
+		return err
+	}
+	return r.expandExact()
 }
 
 // featureSets computes, for every document in a candidate pair, its sorted

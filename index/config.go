@@ -93,6 +93,10 @@ type metaRecord struct {
 	Sketch  string `json:"sketch,omitempty"`
 	Hamming int    `json:"hamming,omitempty"` // SimHash: k
 	Blocks  int    `json:"blocks,omitempty"`  // SimHash: B
+	// Boilerplate is the set of boilerplate lines the spec drops, which
+	// its canonical form names only by size and fingerprint; absent for a
+	// spec without (so older indexes and builds read the same record).
+	Boilerplate *shingle.Boilerplate `json:"boilerplate,omitempty"`
 }
 
 func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
@@ -106,6 +110,7 @@ func encodeMeta(c Config) []byte {
 		Scheme: c.Params.Scheme.String(), K: c.Params.K, Bits: c.Params.Bits, Seed: c.Params.Seed,
 		Bands: c.Bands.Bands, Rows: c.Bands.Rows, Probe: c.Bands.Probe,
 		Threshold: c.Threshold, BucketCap: c.BucketCap, BucketKeyBytes: bucketKeyBytes, DocNumBytes: docNumBytes,
+		Boilerplate: c.Spec.Boilerplate,
 	}
 	if c.Sketch == sketch.SimHash {
 		m.Sketch, m.Hamming, m.Blocks = c.Sketch.String(), c.SimHash.K, c.SimHash.Blocks
@@ -115,9 +120,9 @@ func encodeMeta(c Config) []byte {
 	return b
 }
 
-// decodeMeta reads a stored Config. A keyed spec cannot be rebuilt from its
-// canonical form; it comes back with keyed set and is resolved against the
-// caller's spec.
+// decodeMeta reads a stored Config, with the spec's boilerplate set. A keyed
+// spec cannot be rebuilt from its canonical form; it comes back zero and is
+// resolved against the caller's spec (which takes the stored set).
 func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
@@ -161,7 +166,7 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 	c.Bands = lsh.Params{Bands: m.Bands, Rows: m.Rows, Probe: m.Probe}
 	c.Threshold, c.BucketCap = m.Threshold, m.BucketCap
 	if !strings.Contains(m.Spec, "/siphash:") {
-		if c.Spec, err = shingle.Parse(m.Spec); err != nil {
+		if c.Spec, err = shingle.ParseCanonical(m.Spec, nil, m.Boilerplate); err != nil {
 			return c, m, fmt.Errorf("%w: stored spec: %v", ErrCorrupt, err)
 		}
 		if fp(c.Spec.Fingerprint()) != m.SpecFingerprint {
@@ -256,6 +261,11 @@ func resolveConfig(o *Options, stored []byte) (Config, error) {
 	}
 	if err := checkSimHash(&c, o.Sketch, &o.SimHash); err != nil {
 		return c, err
+	}
+	if spec != (shingle.Spec{}) && spec.Boilerplate == nil {
+		// The caller's spec without lines takes the stored ones: the
+		// service drops the lines the index was built with.
+		spec.Boilerplate = m.Boilerplate
 	}
 	switch {
 	case spec != (shingle.Spec{}):

@@ -1,7 +1,8 @@
 // Package index is the persistent near-duplicate index behind `neardup
 // serve`: every document's MinHash signature and LSH band postings, with an
-// atomic check-and-insert, on Pebble in one directory ([DB]) or shared on
-// Redis ([Redis]). It reuses the batch job's stages — shingle.Shingler and
+// atomic check-and-insert, on Pebble in one directory ([DB]), shared on
+// Redis ([Redis]) or in memory ([Memory]). It reuses the batch job's
+// stages — shingle.Shingler and
 // minhash.Hasher to sign ([Config.NewSigner]), lsh.Params.AppendKeys to band,
 // minhash.Params.Similarity to verify — and adds only storage.
 //
@@ -9,6 +10,20 @@
 // Jaccard similarity, and a near duplicate is missed with the probability the
 // LSH S-curve gives (1% at the threshold with the default banding). The index
 // is not a search engine and not a cryptographic store.
+//
+// # Backends
+//
+// The algorithm is written once (engine.go): check-and-insert, insert,
+// query, get and delete, with the lock stripes, the bucket cap, the
+// verification of candidates and the wait for durability. A backend
+// implements a small storage interface (storage.go): has, lookup, buckets
+// and records to read; insert, remove and an atomic commit to write; its
+// own locks beyond the stripes, and whether a document is durable. Pebble
+// (pebble.go and the pebble_*.go files, which are Pebble's alone: packed
+// postings, bulk build, repack, storage faults), Redis (redis.go) and
+// Memory (memory.go, the shortest) implement it, so every backend answers
+// alike: the tests run one suite on each and compare their answers to one
+// sequence of operations.
 //
 // # Layout
 //
@@ -238,7 +253,8 @@
 // # Redis
 //
 // [Redis] implements the same Index on a standalone Redis or a Redis Cluster,
-// so that several service instances share one index. Keys, under a prefix:
+// so that several service instances share one index; a document is named by
+// its id rather than a number. Keys, under a prefix:
 // "meta" (the same meta record), "d:<id>" (the record), "b:<bucket:4>" (a set
 // of ids), "n" (the document count), and lock keys "l:b:<bucket>" and
 // "l:i:<id>". A check-and-insert takes the lock keys of its id and buckets
@@ -266,4 +282,13 @@
 // Cluster (or a replica) adds asynchronous replication: a failover to a
 // replica can lose acknowledged writes, and so the documents answers named,
 // whatever the fsync setting.
+//
+// # In memory
+//
+// [Memory] keeps an index in the process's memory: the records a Pebble
+// index stores, under document numbers, and each bucket's numbers oldest
+// first, so that it answers as Pebble does (a bucket keeps its oldest
+// documents). Writes are atomic and visible at once, and nothing survives
+// the process, so no answer waits for durability. It suits an index rebuilt
+// at start or kept beside another (a shadow), and tests.
 package index

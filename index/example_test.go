@@ -88,3 +88,37 @@ func ExampleDB_Repack() {
 	// a 1.00
 	// second repack moved 0
 }
+
+// An index in memory answers as a persistent one does, and is gone when the
+// process ends: a shadow of a serving index, or tests.
+func ExampleNewMemory() {
+	ctx := context.Background()
+	x, err := index.NewMemory(&index.Options{Threshold: 0.7})
+	if err != nil {
+		panic(err)
+	}
+	defer x.Close()
+	signer, _ := x.Config().NewSigner()
+	sign := func(text string) []uint64 {
+		sig, _ := signer.Sign(nil, []byte(text))
+		return sig
+	}
+	err = x.Insert(ctx, []index.Doc{{ID: "a", Sig: sign("The quick brown fox jumps over the lazy dog near the bank of the river today")}})
+	if err != nil {
+		panic(err)
+	}
+	res, _ := x.CheckAndInsert(ctx, []index.Doc{
+		{ID: "b", Sig: sign("The quick brown fox jumps over the lazy dog near the bank of the river today again")},
+		{ID: "c", Sig: sign("An entirely different sentence about stock markets and interest rates this week")},
+	}, nil)
+	for _, r := range res {
+		fmt.Print(r.ID, " ", r.Status)
+		for _, m := range r.Matches {
+			fmt.Printf(" (of %s)", m.ID)
+		}
+		fmt.Println()
+	}
+	// Output:
+	// b duplicate (of a)
+	// c new
+}

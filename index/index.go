@@ -8,10 +8,12 @@ import (
 	"github.com/neardup/neardup/minhash"
 )
 
-// Index is a persistent near-duplicate index: documents' signatures and
-// their LSH band postings, with atomic check-and-insert. *DB (Pebble, one
-// process) and *Redis (shared by several processes) implement it, with the
-// same behaviour; the tests run one suite against both.
+// Index is a near-duplicate index: documents' signatures and their LSH band
+// postings, with atomic check-and-insert. *DB (Pebble, persistent, one
+// process), *Redis (shared by several processes) and *Memory (in memory)
+// implement it with one algorithm (engine.go) over their storage, so they
+// answer alike; the tests run one suite against each, and one sequence of
+// operations on all of them compares their answers.
 //
 // All methods are safe for concurrent use. Results are deterministic given
 // the index contents: matches are sorted by similarity, best first, ties by
@@ -67,6 +69,7 @@ type Index interface {
 var (
 	_ Index = (*DB)(nil)
 	_ Index = (*Redis)(nil)
+	_ Index = (*Memory)(nil)
 )
 
 // Doc is a document as the index stores it.
@@ -160,6 +163,26 @@ func (r *CheckReport) problem(format string, args ...any) {
 	if len(r.Problems) < 100 {
 		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
 	}
+}
+
+// posting checks one of document id's postings, the one under bucket key
+// bk, against its record: present says whether the bucket holds it,
+// dropped whether the record says it was left out of a full bucket. It
+// counts a dropped posting, lists a posting that should not be there or is
+// missing, and reports whether the posting is there as it should be. Every
+// backend's Check applies it.
+func (r *CheckReport) posting(id string, bk uint32, present, dropped bool) bool {
+	switch {
+	case dropped && present:
+		r.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
+	case dropped:
+		r.CappedPostings++
+	case !present:
+		r.problem("document %q lacks its posting in bucket %08x", id, bk)
+	default:
+		return true
+	}
+	return false
 }
 
 // String summarises the report.

@@ -19,8 +19,11 @@ const (
 	// DefaultRecall is the default Options.Recall: 99% of pairs exactly at
 	// the threshold share a bucket, as in the batch job.
 	DefaultRecall = 0.99
-	// DefaultBucketCap is the default Options.BucketCap (lsh's).
-	DefaultBucketCap = lsh.DefaultBucketCap
+	// DefaultBucketCap is the default Options.BucketCap: the batch job's
+	// bucket cap (lsh.DefaultCap). A key shared by more than 1000 documents
+	// is almost always boilerplate; a query still finds the 1000 documents
+	// already in such a bucket, while its work stays bounded.
+	DefaultBucketCap = lsh.DefaultCap
 	// DefaultCacheSize is the default Options.CacheSize: 256 MiB of block
 	// cache.
 	DefaultCacheSize = 256 << 20
@@ -33,7 +36,7 @@ const (
 	// MaxIDLen is the longest document id, in bytes.
 	MaxIDLen = 1024
 	// Unlimited as Options.BucketCap lets buckets grow without bound.
-	Unlimited = lsh.Unlimited
+	Unlimited = -1
 )
 
 // Options configure Open. The zero value, and nil, ask for the defaults: for
@@ -142,6 +145,23 @@ func (o *Options) EnsureDefaults() *Options {
 		o.FilterBytes = DefaultFilterBytes
 	}
 	return o
+}
+
+// resolved returns a copy of opts (the zero value if opts is nil) with its
+// defaults filled in, and the error of its Validate: the first step of
+// every constructor of the package (Open, NewMemory, OpenRedis,
+// DB.NewBuilder).
+func resolved[T any, P interface {
+	*T
+	EnsureDefaults() *T
+	Validate() error
+}](opts P) (T, error) {
+	var o T
+	if opts != nil {
+		o = *opts
+	}
+	P(&o).EnsureDefaults()
+	return o, P(&o).Validate()
 }
 
 // Validate reports whether o (after defaults) is usable; errors wrap

@@ -14,8 +14,6 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
-
-	"github.com/neardup/neardup/minhash"
 )
 
 // DB is an Index on Pebble in one directory, for one process (Pebble locks
@@ -24,11 +22,12 @@ import (
 //
 // A DB is safe for concurrent use. Its zero value is not usable: call Open.
 type DB struct {
+	engine[uint32] // the algorithm; DB is its storage (see storage.go)
+
 	db   *pebble.DB
 	lock *pebble.Lock // of dir, closed after db
 	po   *pebble.Options
 	dir  string
-	cfg  Config
 	sync bool
 	ro   bool
 	h    *health // storage faults met (see health)
@@ -37,13 +36,11 @@ type DB struct {
 	// with ForBuild, or a Builder has started); cleared when one finishes.
 	incomplete bool
 
-	locks  *lockTable
 	filter *bucketFilter // bucket keys of postings of their own; nil when off
 	ids    *bucketFilter // of idFilterKey; nil when off
 	next   atomic.Uint64 // next document number
 	docs   atomic.Int64
 	dur    durability // which document numbers are durable
-	m      metrics
 
 	// Packed postings (written by a bulk build or Repack; see packed.go).
 	// packed is set before packedBits is stored and read after it is
@@ -54,26 +51,12 @@ type DB struct {
 	repackMu    sync.Mutex    // held by Repack: one at a time
 	filterBytes int           // Options.FilterBytes, for the packed filter
 
-	// closeMu is held shared by every operation and exclusively by Close,
-	// so Close waits for writes in flight (and by NewBuilder and a change of
-	// the packed group bits, which wait for them too).
-	closeMu  sync.RWMutex
-	closed   bool
-	building bool // a Builder owns the index
+	// building: a Builder owns the index. It changes with closeMu (the
+	// engine's) held exclusively, as do the packed group bits: NewBuilder
+	// and a change of the group bits wait for the operations in flight.
+	building bool
 
-	pool sync.Pool // *scratch
-}
-
-// scratch is one operation's reusable buffers.
-type scratch struct {
-	keys    []uint32 // bucket keys of one document
-	slots   []uint64
-	keys64  []uint64
-	cands   []uint32 // document numbers met in buckets
-	counts  []int    // bucket sizes seen (capped)
-	stripes []uint32
-	sig     minhash.Signature
-	kbuf    []byte
+	txns sync.Pool // *pebbleTxn
 }
 
 // Open opens the index in directory dir, creating it if it does not exist
@@ -93,12 +76,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 // open is Open on filesystem fs (nil: the operating system's); tests pass
 // a crashable in-memory one.
 func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
-	var o Options
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	if fs == nil {
@@ -136,8 +115,9 @@ func open(dir string, opts *Options, fs vfs.FS) (*DB, error) {
 		}
 		return nil, fmt.Errorf("index: open %s: %w", dir, err)
 	}
-	d := &DB{db: pdb, lock: lock, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, h: h, locks: new(lockTable), filter: newBucketFilter(o.FilterBytes),
+	d := &DB{db: pdb, lock: lock, po: po, dir: dir, sync: !o.NoSync, ro: o.ReadOnly, h: h, filter: newBucketFilter(o.FilterBytes),
 		ids: newBucketFilter(o.FilterBytes / 4), filterBytes: o.FilterBytes}
+	d.setup(d)
 	d.dur.next = &d.next
 	if err := d.init(&o); err != nil {
 		pdb.Close()
@@ -376,12 +356,9 @@ func (d *DB) lastDocNum() (uint32, error) {
 	return doc, nil
 }
 
-// Config returns the index's configuration.
-func (d *DB) Config() Config { return d.cfg }
-
 // Metrics returns what the index has counted since it was opened.
 func (d *DB) Metrics() Metrics {
-	m := d.m.snapshot()
+	m := d.engine.Metrics()
 	m.Corruptions, m.StorageFaults = d.h.corruptions.Load(), d.h.faults.Load()
 	return m
 }
@@ -390,35 +367,6 @@ func (d *DB) Metrics() Metrics {
 // tools. Writing to it directly breaks the index.
 func (d *DB) Pebble() *pebble.DB { return d.db }
 
-// enter starts an operation; the returned function ends it.
-func (d *DB) enter(ctx context.Context, write bool) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	d.closeMu.RLock()
-	if d.closed {
-		d.closeMu.RUnlock()
-		return nil, ErrClosed
-	}
-	if write && d.ro {
-		d.closeMu.RUnlock()
-		return nil, fmt.Errorf("%w: index opened read-only", ErrInvalidOptions)
-	}
-	if write && d.building {
-		d.closeMu.RUnlock()
-		return nil, fmt.Errorf("%w: a bulk build is in progress", ErrInvalidOptions)
-	}
-	if err := d.h.refuse(write); err != nil {
-		d.closeMu.RUnlock()
-		return nil, err
-	}
-	return d.closeMu.RUnlock, nil
-}
-
-// surface turns an error of an operation into what the caller gets (see
-// health.surface); every exported method defers it.
-func (d *DB) surface(err *error) { *err = d.h.surface(*err) }
-
 // Health reports what is wrong with the storage under the index, nil if
 // nothing: an error wrapping ErrStorage once a write to the disk has failed
 // (writes are refused from then on) or Pebble reported a fatal error, or
@@ -426,136 +374,158 @@ func (d *DB) surface(err *error) { *err = d.h.surface(*err) }
 // fail). It stays set until the index is reopened.
 func (d *DB) Health() error { return d.h.err() }
 
-func (d *DB) getScratch() *scratch {
-	if s, ok := d.pool.Get().(*scratch); ok {
-		return s
-	}
-	return &scratch{}
-}
-
 // Close waits for operations in flight, then closes the database.
 func (d *DB) Close() error {
-	d.closeMu.Lock()
-	defer d.closeMu.Unlock()
-	if d.closed {
-		return nil
-	}
-	d.closed = true
-	if d.h.poisoned.Load() {
-		// Pebble panicked holding its commit lock: closing would wait for it
-		// for ever. The process should exit.
-		return fmt.Errorf("%w: not closed after a panic of Pebble's; exit the process", ErrStorage)
-	}
-	err := d.db.Close()
-	if lerr := d.lock.Close(); err == nil {
-		err = lerr
-	}
-	return err
+	return d.shut(func() error {
+		if d.h.poisoned.Load() {
+			// Pebble panicked holding its commit lock: closing would wait
+			// for it for ever. The process should exit.
+			return fmt.Errorf("%w: not closed after a panic of Pebble's; exit the process", ErrStorage)
+		}
+		err := d.db.Close()
+		if lerr := d.lock.Close(); err == nil {
+			err = lerr
+		}
+		return err
+	})
 }
 
-// newIter returns an iterator over ids, postings and signatures: one
-// consistent view for a whole operation.
+// The storage of the engine (see storage.go).
+var _ storage[uint32] = (*DB)(nil)
+
+func (d *DB) admit(write bool) error {
+	if write && d.ro {
+		return fmt.Errorf("%w: index opened read-only", ErrInvalidOptions)
+	}
+	if write && d.building {
+		return fmt.Errorf("%w: a bulk build is in progress", ErrInvalidOptions)
+	}
+	return d.h.refuse(write)
+}
+
+func (d *DB) fault(err error) error { return d.h.surface(err) }
+
+func (d *DB) durable(num uint32) bool { return d.dur.durable(num) }
+
+// acquire takes, for a delete of a document with packed postings, packMu:
+// packed values hold the postings of many buckets, whose stripes a delete
+// does not hold. It is taken after the stripes, and check-and-insert never
+// takes it, so there is no cycle. The group bits do not change while an
+// operation is in flight.
+func (d *DB) acquire(_ context.Context, _ []string, _ []uint32, del bool) (func(), error) {
+	if del && d.packedBits.Load() > 0 {
+		d.packMu.Lock()
+		return d.packMu.Unlock, nil
+	}
+	return noUnlock, nil
+}
+
+func noUnlock() {}
+
+// begin opens an iterator over ids, postings and signatures: one consistent
+// view for the whole operation. Writes go to a Pebble batch, applied
+// atomically.
+func (d *DB) begin(context.Context) (txn[uint32], error) {
+	it, err := d.newIter()
+	if err != nil {
+		return nil, err
+	}
+	t, ok := d.txns.Get().(*pebbleTxn)
+	if !ok {
+		t = &pebbleTxn{}
+	}
+	t.d, t.it = d, it
+	return t, nil
+}
+
+// newIter returns an iterator over ids, postings and signatures.
 func (d *DB) newIter() (*pebble.Iterator, error) {
 	return d.db.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixID}, UpperBound: []byte{prefixSig + 1}})
 }
 
-// docKeys fills s.keys with the distinct bucket keys of sig.
-func (d *DB) docKeys(s *scratch, sig minhash.Signature) {
-	s.keys, s.slots, s.keys64 = d.cfg.keysOf(s.keys[:0], s.slots, s.keys64, sig)
-	slices.Sort(s.keys)
-	s.keys = slices.Compact(s.keys)
+// pebbleReader reads ids, postings and records through one iterator.
+type pebbleReader struct {
+	d    *DB
+	it   *pebble.Iterator
+	kbuf []byte
 }
 
-// scanBuckets reads the buckets of s.keys: their sizes (up to the cap) go to
-// s.counts and, if collect, their document numbers to s.cands. A bucket's
-// packed postings come first: a bulk build fills an empty index, so they
-// are its oldest documents, and the cap keeps the oldest.
-func (d *DB) scanBuckets(it *pebble.Iterator, s *scratch, collect bool) error {
-	capacity := d.cfg.BucketCap
-	full := func(n int) bool { return capacity != Unlimited && n >= capacity }
-	g := uint(d.packedBits.Load())
-	s.counts = s.counts[:0]
-	for _, bk := range s.keys {
-		n := 0
-		if g > 0 && d.packed.mayHold(bk) {
-			var err error
-			if n, err = d.scanPacked(it, s, bk, g, collect); err != nil {
-				return err
-			}
-		}
-		if !full(n) && d.filter.mayHold(bk) {
-			s.kbuf = appendBucketPrefix(s.kbuf[:0], bk)
-			for ok := it.SeekGE(s.kbuf); ok && bytes.HasPrefix(it.Key(), s.kbuf); ok = it.Next() {
-				if full(n) {
-					break
-				}
-				if collect {
-					_, doc, _ := parsePostingKey(it.Key())
-					s.cands = append(s.cands, doc)
-				}
-				n++
-			}
-			// The next seek clears the iterator's error: a read that
-			// failed (a damaged block) must fail the operation now rather
-			// than lose the bucket's postings.
-			if err := it.Error(); err != nil {
-				return err
-			}
-		}
-		if full(n) {
-			d.m.fullBuckets.Add(1)
-		}
-		s.counts = append(s.counts, n)
-		d.m.bucketSize.observe(n)
+// lookupID returns the document number of id, if stored.
+func (r *pebbleReader) lookupID(id string) (uint32, bool, error) {
+	if !r.d.ids.mayHold(idFilterKey(id)) {
+		return 0, false, nil
 	}
-	d.m.bucketsRead.Add(uint64(len(s.keys)))
-	return it.Error()
-}
-
-// scanPacked reads the packed postings of bucket bk (up to the cap), given g
-// group bits: it returns their number and, if collect, appends their
-// documents to s.cands.
-func (d *DB) scanPacked(it *pebble.Iterator, s *scratch, bk uint32, g uint, collect bool) (int, error) {
-	s.kbuf = appendGroupKey(s.kbuf[:0], bk>>(32-g))
-	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
-		return 0, it.Error()
+	it := r.it
+	r.kbuf = appendIDKey(r.kbuf[:0], id)
+	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
+		return 0, false, it.Error()
 	}
 	v, err := it.ValueAndErr()
 	if err != nil {
-		return 0, err
+		return 0, false, err
+	}
+	if len(v) != docNumBytes {
+		return 0, false, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
+	}
+	return binary.BigEndian.Uint32(v), true, nil
+}
+
+// readRecord positions the iterator on document num's record and returns
+// its value (valid until the iterator moves), or nil if there is none.
+func (r *pebbleReader) readRecord(num uint32) ([]byte, error) {
+	r.kbuf = appendSigKey(r.kbuf[:0], num)
+	if !r.it.SeekGE(r.kbuf) || !bytes.Equal(r.it.Key(), r.kbuf) {
+		return nil, r.it.Error()
+	}
+	return r.it.ValueAndErr()
+}
+
+// scanPacked reads the packed postings of bucket bk (up to limit), given g
+// group bits: it returns their number and, if collect, appends their
+// documents to cands.
+func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
+	it := r.it
+	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
+		return 0, cands, it.Error()
+	}
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return 0, cands, err
 	}
 	var pi packedIter
 	if err := pi.init(v, 32-g); err != nil {
-		return 0, fmt.Errorf("group %x: %w", s.kbuf[1:], err)
+		return 0, cands, fmt.Errorf("group %x: %w", r.kbuf[1:], err)
 	}
 	want := bk & (1<<(32-g) - 1)
 	n := 0
-	for capacity := d.cfg.BucketCap; capacity == Unlimited || n < capacity; {
+	for limit == Unlimited || n < limit {
 		low, doc, ok, err := pi.next()
 		if err != nil {
-			return n, fmt.Errorf("group %x: %w", s.kbuf[1:], err)
+			return n, cands, fmt.Errorf("group %x: %w", r.kbuf[1:], err)
 		}
 		if !ok || low > want {
 			break
 		}
 		if low == want {
 			if collect {
-				s.cands = append(s.cands, doc)
+				cands = append(cands, doc)
 			}
 			n++
 		}
 	}
-	return n, nil
+	return n, cands, nil
 }
 
 // hasPacked reports whether document num has a packed posting in bucket bk.
-func (d *DB) hasPacked(it *pebble.Iterator, s *scratch, bk, num uint32) (bool, error) {
-	g := uint(d.packedBits.Load())
+func (r *pebbleReader) hasPacked(bk, num uint32) (bool, error) {
+	g := uint(r.d.packedBits.Load())
 	if g == 0 {
 		return false, nil
 	}
-	s.kbuf = appendGroupKey(s.kbuf[:0], bk>>(32-g))
-	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
+	it := r.it
+	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return false, it.Error()
 	}
 	v, err := it.ValueAndErr()
@@ -575,604 +545,227 @@ func (d *DB) hasPacked(it *pebble.Iterator, s *scratch, bk, num uint32) (bool, e
 	}
 }
 
-// readRecord positions it on document doc's record and returns its value
-// (valid until the iterator moves), or nil if there is none.
-func (d *DB) readRecord(it *pebble.Iterator, s *scratch, doc uint32) ([]byte, error) {
-	s.kbuf = appendSigKey(s.kbuf[:0], doc)
-	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
-		return nil, it.Error()
-	}
-	return it.ValueAndErr()
+// pebbleTxn is an operation on a DB: its iterator and its batch.
+type pebbleTxn struct {
+	pebbleReader
+	b       *pebble.Batch // nil until the first write
+	inserts int           // documents added
+	removes int           // documents removed
+	packed  []uint32      // remove: bucket keys of packed postings
+	listed  bool          // first is listed in d.dur
+	first   uint32        // the first document number of the batch
 }
 
-// lookupID returns the document number of id, if stored.
-func (d *DB) lookupID(it *pebble.Iterator, s *scratch, id string) (uint32, bool, error) {
-	if !d.ids.mayHold(idFilterKey(id)) {
-		return 0, false, nil
+func (t *pebbleTxn) batch() *pebble.Batch {
+	if t.b == nil {
+		t.b = t.d.db.NewBatch()
 	}
-	s.kbuf = appendIDKey(s.kbuf[:0], id)
-	if !it.SeekGE(s.kbuf) || !bytes.Equal(it.Key(), s.kbuf) {
-		return 0, false, it.Error()
-	}
-	v, err := it.ValueAndErr()
-	if err != nil {
-		return 0, false, err
-	}
-	if len(v) != docNumBytes {
-		return 0, false, fmt.Errorf("%w: id %q maps to %d bytes", ErrCorrupt, id, len(v))
-	}
-	return binary.BigEndian.Uint32(v), true, nil
+	return t.b
 }
 
-// verify turns s.cands into matches of sig appended to dst (unsorted).
-// fresh reports whether a match is a document that may not be durable yet
-// (see durability): an answer that names it must wait for a sync barrier.
-func (d *DB) verify(dst []Match, it *pebble.Iterator, s *scratch, sig minhash.Signature, q *QueryOptions) (_ []Match, fresh bool, err error) {
-	slices.Sort(s.cands)
-	s.cands = slices.Compact(s.cands)
-	p := &d.cfg.Params
-	for _, doc := range s.cands {
-		rec, err := d.readRecord(it, s, doc)
+func (t *pebbleTxn) has(ids []string, found []bool) error {
+	for i, id := range ids {
+		_, ok, err := t.lookupID(id)
 		if err != nil {
-			return dst, fresh, err
+			return err
+		}
+		found[i] = ok
+	}
+	return nil
+}
+
+func (t *pebbleTxn) lookup(id string) (uint32, []byte, bool, error) {
+	num, ok, err := t.lookupID(id)
+	if err != nil || !ok {
+		return 0, nil, false, err
+	}
+	rec, err := t.readRecord(num)
+	if err != nil {
+		return 0, nil, false, err
+	}
+	if rec == nil {
+		return 0, nil, false, fmt.Errorf("%w: id %q maps to document %d, which has no record", ErrCorrupt, id, num)
+	}
+	return num, rec, true, nil
+}
+
+// buckets reads a bucket's packed postings first: a bulk build fills an empty
+// index, so they are its oldest documents, and the cap keeps the oldest.
+// The bucket filters spare the seeks of buckets that hold none.
+func (t *pebbleTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
+	d, it := t.d, t.it
+	full := func(n int) bool { return limit != Unlimited && n >= limit }
+	g := uint(d.packedBits.Load())
+	for i, bk := range keys {
+		n := 0
+		if g > 0 && d.packed.mayHold(bk) {
+			var err error
+			if n, cands, err = t.scanPacked(bk, g, limit, collect, cands); err != nil {
+				return cands, err
+			}
+		}
+		if !full(n) && d.filter.mayHold(bk) {
+			t.kbuf = appendBucketPrefix(t.kbuf[:0], bk)
+			for ok := it.SeekGE(t.kbuf); ok && bytes.HasPrefix(it.Key(), t.kbuf); ok = it.Next() {
+				if full(n) {
+					break
+				}
+				if collect {
+					_, doc, _ := parsePostingKey(it.Key())
+					cands = append(cands, doc)
+				}
+				n++
+			}
+			// The next seek clears the iterator's error: a read that
+			// failed (a damaged block) must fail the operation now rather
+			// than lose the bucket's postings.
+			if err := it.Error(); err != nil {
+				return cands, err
+			}
+		}
+		counts[i] = n
+	}
+	return cands, it.Error()
+}
+
+func (t *pebbleTxn) records(nums []uint32, fn func(uint32, []byte) error) error {
+	for _, num := range nums {
+		rec, err := t.readRecord(num)
+		if err != nil {
+			return err
 		}
 		if rec == nil {
 			continue // deleted since the posting was read
 		}
-		r, err := decodeRecord(s.sig[:0], p, rec)
-		if err != nil {
-			return dst, fresh, fmt.Errorf("document %d: %w", doc, err)
-		}
-		s.sig = r.sig
-		id, meta := r.id, r.meta
-		sim := d.cfg.similarity(sig, s.sig)
-		if sim < q.Threshold {
-			d.m.dropped.Add(1)
-			continue
-		}
-		if q.Exclude != "" && string(id) == q.Exclude {
-			continue
-		}
-		m := Match{ID: string(id), Similarity: sim}
-		if len(meta) > 0 {
-			m.Meta = bytes.Clone(meta)
-		}
-		dst = append(dst, m)
-		fresh = fresh || !d.dur.durable(doc)
-	}
-	d.m.candidates.Add(uint64(len(s.cands)))
-	d.m.candidatesPerQuery.observe(len(s.cands))
-	d.m.queries.Add(1)
-	return dst, fresh, nil
-}
-
-// sortMatches orders matches best first, ties by id, and keeps limit.
-func sortMatches(ms []Match, limit int) []Match {
-	slices.SortFunc(ms, func(a, b Match) int {
-		switch {
-		case a.Similarity > b.Similarity:
-			return -1
-		case a.Similarity < b.Similarity:
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
-	if len(ms) > limit {
-		ms = ms[:limit]
-	}
-	return ms
-}
-
-// Query returns the stored documents similar to sig.
-func (d *DB) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) (_ []Match, err error) {
-	defer d.surface(&err)
-	done, err := d.enter(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	qo, err := q.resolve(&d.cfg)
-	if err != nil {
-		return nil, err
-	}
-	if len(sig) != d.cfg.Params.Words() {
-		return nil, fmt.Errorf("%w: signature of %d words, params %s make %d", ErrInvalidDocument, len(sig), d.cfg.Params, d.cfg.Params.Words())
-	}
-	s := d.getScratch()
-	defer d.pool.Put(s)
-	d.docKeys(s, sig)
-	it, err := d.newIter()
-	if err != nil {
-		return nil, err
-	}
-	defer it.Close()
-	s.cands = s.cands[:0]
-	if err := d.scanBuckets(it, s, true); err != nil {
-		return nil, err
-	}
-	ms, fresh, err := d.verify(nil, it, s, sig, &qo)
-	if err != nil {
-		return nil, err
-	}
-	ms = sortMatches(ms, qo.Limit)
-	if fresh {
-		// A match may name a document whose batch is visible but not yet
-		// synced: answer only once it is durable.
-		if err := d.syncBarrier(); err != nil {
-			return nil, err
+		if err := fn(num, rec); err != nil {
+			return err
 		}
 	}
-	d.m.matches.Add(uint64(len(ms)))
-	return ms, nil
+	return nil
 }
 
-// Get returns the stored document id.
-func (d *DB) Get(ctx context.Context, id string) (_ Doc, err error) {
-	defer d.surface(&err)
-	done, err := d.enter(ctx, false)
-	if err != nil {
-		return Doc{}, err
-	}
-	defer done()
-	s := d.getScratch()
-	defer d.pool.Put(s)
-	return d.get(s, id)
-}
-
-func (d *DB) get(s *scratch, id string) (Doc, error) {
-	it, err := d.newIter()
-	if err != nil {
-		return Doc{}, err
-	}
-	defer it.Close()
-	doc, ok, err := d.lookupID(it, s, id)
-	if err != nil {
-		return Doc{}, err
-	}
-	if !ok {
-		return Doc{}, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	rec, err := d.readRecord(it, s, doc)
-	if err != nil {
-		return Doc{}, err
-	}
-	if rec == nil {
-		return Doc{}, fmt.Errorf("%w: id %q maps to document %d, which has no record", ErrCorrupt, id, doc)
-	}
-	r, err := decodeRecord(nil, &d.cfg.Params, rec)
-	if err != nil {
-		return Doc{}, err
-	}
-	out := Doc{ID: id, Sig: r.sig}
-	if len(r.meta) > 0 {
-		out.Meta = bytes.Clone(r.meta)
-	}
-	return out, nil
-}
-
-// pendingDoc is a document written by the current batch.
-type pendingDoc struct {
-	id   string
-	sig  minhash.Signature
-	meta []byte
-}
-
-// writeBatch collects one operation's writes.
-type writeBatch struct {
-	d       *DB
-	b       *pebble.Batch
-	kbuf    []byte
-	vbuf    []byte
-	pending []pendingDoc
-	byKey   map[uint32][]int // bucket key → pending documents in it
-	ids     map[string]bool
-	dropped []int
-	inserts int
-	listed  bool   // first is listed in d.dur
-	first   uint32 // the batch's first document number
-}
-
-func (d *DB) newWriteBatch() *writeBatch {
-	return &writeBatch{d: d, b: d.db.NewBatch(), byKey: map[uint32][]int{}, ids: map[string]bool{}}
-}
-
-// add stores doc under a new document number; s.keys and s.counts are the
-// document's bucket keys and their current sizes.
-func (w *writeBatch) add(s *scratch, doc *Doc) error {
-	d := w.d
-	num, ok := d.dur.assign(w)
+// insert gives the document the next number and writes its id, postings
+// and record.
+func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
+	d := t.d
+	num, ok := d.dur.assign(t)
 	if !ok {
 		return ErrFull
 	}
-	d.ids.set(idFilterKey(doc.ID)) // before the batch is applied: see bucketFilter
-	w.kbuf = appendIDKey(w.kbuf[:0], doc.ID)
+	b := t.batch()
+	d.ids.set(idFilterKey(id)) // before the batch is applied: see bucketFilter
+	t.kbuf = appendIDKey(t.kbuf[:0], id)
 	var nb [docNumBytes]byte
 	binary.BigEndian.PutUint32(nb[:], num)
-	w.b.Set(w.kbuf, nb[:], nil)
-	capacity := d.cfg.BucketCap
-	idx := len(w.pending)
-	w.dropped = w.dropped[:0]
-	for i, bk := range s.keys {
-		if capacity != Unlimited && s.counts[i]+len(w.byKey[bk]) >= capacity {
-			d.m.droppedPost.Add(1)
-			w.dropped = append(w.dropped, i)
-			continue
-		}
-		w.kbuf = appendPostingKey(w.kbuf[:0], bk, num)
-		w.b.Set(w.kbuf, nil, nil)
-		w.byKey[bk] = append(w.byKey[bk], idx)
+	b.Set(t.kbuf, nb[:], nil)
+	for _, bk := range post {
+		t.kbuf = appendPostingKey(t.kbuf[:0], bk, num)
+		b.Set(t.kbuf, nil, nil)
 		d.filter.set(bk) // before the batch is applied: see bucketFilter
 	}
-	w.kbuf = appendSigKey(w.kbuf[:0], num)
-	w.vbuf = appendRecord(w.vbuf[:0], &d.cfg.Params, doc.Sig, doc.ID, w.dropped, doc.Meta)
-	w.b.Set(w.kbuf, w.vbuf, nil)
-	w.pending = append(w.pending, pendingDoc{id: doc.ID, sig: slices.Clone(doc.Sig), meta: doc.Meta})
-	w.ids[doc.ID] = true
-	w.inserts++
+	t.kbuf = appendSigKey(t.kbuf[:0], num)
+	b.Set(t.kbuf, rec, nil)
+	t.inserts++
+	return nil
+}
+
+// remove deletes the document's id and record, its postings of their own,
+// and its packed postings by rewriting their values (the engine holds
+// packMu for it: see acquire).
+func (t *pebbleTxn) remove(num uint32, id string, post []uint32) error {
+	d, it := t.d, t.it
+	b := t.batch()
+	b.Delete(appendIDKey(t.kbuf[:0], id), nil)
+	b.Delete(appendSigKey(t.kbuf[:0], num), nil)
+	g := uint(d.packedBits.Load())
+	t.packed = t.packed[:0]
+	for _, bk := range post {
+		k := appendPostingKey(t.kbuf[:0], bk, num)
+		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
+			if err := it.Error(); err != nil {
+				return err
+			}
+			t.packed = append(t.packed, bk)
+			continue
+		}
+		b.Delete(k, nil)
+	}
+	if len(t.packed) > 0 {
+		if err := d.unpack(b, it, g, t.packed, num); err != nil {
+			return err
+		}
+	}
+	t.removes++
 	return nil
 }
 
 // commit applies the batch, calls unlock once it is visible, and returns once
 // it is durable. A synced commit is also a sync barrier: every batch applied
 // before it is durable when it returns.
-func (w *writeBatch) commit(unlock func()) error {
-	d := w.d
-	defer w.b.Close()
-	if w.b.Empty() {
+func (t *pebbleTxn) commit(unlock func()) error {
+	d := t.d
+	defer t.end()
+	err := t.it.Close()
+	t.it = nil
+	if err != nil || t.b == nil || t.b.Empty() {
 		unlock()
-		d.dur.release(w)
-		return nil
+		d.dur.release(t) // never applied
+		return err
 	}
 	// Checked again here, just before the WAL write: a storage failure may
 	// have been met since the operation started, and Pebble panics on a
 	// commit after a failed WAL write.
 	if err := d.h.refuse(true); err != nil {
 		unlock()
-		d.dur.release(w) // never applied
+		d.dur.release(t) // never applied
 		return err
 	}
 	if !d.sync {
-		err := d.h.guard(func() error { return w.b.Commit(pebble.NoSync) })
+		err := d.h.guard(func() error { return t.b.Commit(pebble.NoSync) })
 		unlock()
-		d.dur.release(w) // durable as far as NoSync promises
+		d.dur.release(t) // durable as far as NoSync promises
 		if err == nil {
-			d.commitDone(w)
+			d.docs.Add(int64(t.inserts - t.removes))
 		}
 		return err
 	}
 	// Applied (visible) before the WAL sync: release the locks then, so
 	// that writers of other documents share the sync (group commit).
-	if err := d.h.guard(func() error { return d.db.ApplyNoSyncWait(w.b, pebble.Sync) }); err != nil {
+	if err := d.h.guard(func() error { return d.db.ApplyNoSyncWait(t.b, pebble.Sync) }); err != nil {
 		unlock()
-		d.dur.release(w) // never applied
+		d.dur.release(t) // never applied
 		return err
 	}
 	unlock()
-	if err := w.b.SyncWait(); err != nil {
+	if err := t.b.SyncWait(); err != nil {
 		return err // the batch stays listed: see durability
 	}
-	d.dur.release(w)
-	d.commitDone(w)
+	d.dur.release(t)
+	d.docs.Add(int64(t.inserts - t.removes))
 	return nil
 }
 
 // abort drops a batch that was never applied.
-func (w *writeBatch) abort() {
-	w.b.Close()
-	w.d.dur.release(w)
+func (t *pebbleTxn) abort() {
+	if t.d == nil {
+		return // ended
+	}
+	if t.it != nil {
+		t.it.Close()
+		t.it = nil
+	}
+	t.d.dur.release(t)
+	t.end()
 }
 
-func (d *DB) commitDone(w *writeBatch) {
-	d.m.commits.Add(1)
-	d.m.inserts.Add(uint64(w.inserts))
-	d.docs.Add(int64(w.inserts))
-}
-
-// lockDocs takes the stripes of the ids and buckets of docs and returns the
-// function that releases them; calling it again does nothing, so it can be
-// both deferred and called early (a write batch releases the locks before
-// waiting for its fsync). Invalid documents are skipped (they are rejected
-// later).
-func (d *DB) lockDocs(s *scratch, docs []Doc) (unlock func()) {
-	s.stripes = s.stripes[:0]
-	for i := range docs {
-		if validateDoc(&d.cfg, &docs[i]) != nil {
-			continue
-		}
-		s.stripes = append(s.stripes, idStripe(docs[i].ID))
-		d.docKeys(s, docs[i].Sig)
-		for _, bk := range s.keys {
-			s.stripes = append(s.stripes, bucketStripe(bk))
-		}
+// end closes the batch and returns t to the pool.
+func (t *pebbleTxn) end() {
+	if t.b != nil {
+		t.b.Close()
 	}
-	stripes := d.locks.lock(s.stripes)
-	s.stripes = stripes
-	locked := true
-	return func() {
-		if locked {
-			d.locks.unlock(stripes)
-			locked = false
-		}
-	}
-}
-
-// Insert stores docs without checking them; all or nothing.
-func (d *DB) Insert(ctx context.Context, docs []Doc) (err error) {
-	defer d.surface(&err)
-	done, err := d.enter(ctx, true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	for i := range docs {
-		if err := validateDoc(&d.cfg, &docs[i]); err != nil {
-			return err
-		}
-	}
-	s := d.getScratch()
-	defer d.pool.Put(s)
-	unlock := d.lockDocs(s, docs)
-	defer unlock()
-	it, err := d.newIter()
-	if err != nil {
-		return err
-	}
-	w := d.newWriteBatch()
-	for i := range docs {
-		doc := &docs[i]
-		_, exists, err := d.lookupID(it, s, doc.ID)
-		if err == nil && (exists || w.ids[doc.ID]) {
-			err = fmt.Errorf("%w: %q", ErrDuplicateID, doc.ID)
-		}
-		if err == nil {
-			d.docKeys(s, doc.Sig)
-			if err = d.scanBuckets(it, s, false); err == nil {
-				err = w.add(s, doc)
-			}
-		}
-		if err != nil {
-			it.Close()
-			w.abort()
-			return err
-		}
-	}
-	if err := it.Close(); err != nil {
-		w.abort()
-		return err
-	}
-	return w.commit(unlock)
-}
-
-// CheckAndInsert checks each doc against the index and the docs before it,
-// and stores those without a match.
-func (d *DB) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) (_ []Result, err error) {
-	defer d.surface(&err)
-	done, err := d.enter(ctx, true)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	qo, err := q.resolve(&d.cfg)
-	if err != nil {
-		return nil, err
-	}
-	s := d.getScratch()
-	defer d.pool.Put(s)
-	unlock := d.lockDocs(s, docs)
-	defer unlock()
-	// The iterator is made under the locks: it sees every write of the
-	// writers that held them before.
-	it, err := d.newIter()
-	if err != nil {
-		return nil, err
-	}
-	w := d.newWriteBatch()
-	results := make([]Result, len(docs))
-	var dupes uint64
-	fresh := false // a Duplicate names a document that may not be durable yet
-	for i := range docs {
-		doc := &docs[i]
-		r := &results[i]
-		r.ID = doc.ID
-		if err := validateDoc(&d.cfg, doc); err != nil {
-			r.Err = err
-			continue
-		}
-		_, exists, err := d.lookupID(it, s, doc.ID)
-		if err != nil {
-			it.Close()
-			w.abort()
-			return nil, err
-		}
-		if exists || w.ids[doc.ID] {
-			r.Err = fmt.Errorf("%w: %q", ErrDuplicateID, doc.ID)
-			continue
-		}
-		d.docKeys(s, doc.Sig)
-		s.cands = s.cands[:0]
-		err = d.scanBuckets(it, s, true)
-		var ms []Match
-		var f bool
-		if err == nil {
-			ms, f, err = d.verify(nil, it, s, doc.Sig, &qo)
-		}
-		if err != nil {
-			it.Close()
-			w.abort()
-			return nil, err
-		}
-		ms = w.verifyPending(ms, s, doc.Sig, &qo)
-		if len(ms) > 0 {
-			fresh = fresh || f
-			r.Status, r.Matches = Duplicate, sortMatches(ms, qo.Limit)
-			d.m.matches.Add(uint64(len(r.Matches)))
-			dupes++
-			continue
-		}
-		if err := w.add(s, doc); err != nil {
-			it.Close()
-			w.abort()
-			return nil, err
-		}
-		r.Status = New
-	}
-	if err := it.Close(); err != nil {
-		w.abort()
-		return nil, err
-	}
-	// Matches among the batch's own documents are durable once the commit
-	// returns; so are those among other writers' documents, if the batch
-	// wrote anything: its sync covers every batch applied before it, and
-	// the iterator that found them was made before it.
-	synced := !w.b.Empty()
-	if err := w.commit(unlock); err != nil {
-		return nil, err
-	}
-	if fresh && !synced {
-		if err := d.syncBarrier(); err != nil {
-			return nil, err
-		}
-	}
-	d.m.duplicates.Add(dupes)
-	return results, nil
-}
-
-// verifyPending adds the matches among the batch's own earlier documents.
-func (w *writeBatch) verifyPending(ms []Match, s *scratch, sig minhash.Signature, q *QueryOptions) []Match {
-	if len(w.pending) == 0 {
-		return ms
-	}
-	var seen []int
-	for _, bk := range s.keys {
-		seen = append(seen, w.byKey[bk]...)
-	}
-	slices.Sort(seen)
-	seen = slices.Compact(seen)
-	for _, i := range seen {
-		pd := &w.pending[i]
-		if sim := w.d.cfg.similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
-			ms = append(ms, Match{ID: pd.id, Similarity: sim, Meta: bytes.Clone(pd.meta)})
-		}
-	}
-	return ms
-}
-
-// Delete removes document id and its postings.
-func (d *DB) Delete(ctx context.Context, id string) (err error) {
-	defer d.surface(&err)
-	done, err := d.enter(ctx, true)
-	if err != nil {
-		return err
-	}
-	defer done()
-	s := d.getScratch()
-	defer d.pool.Put(s)
-	for attempt := 0; ; attempt++ {
-		// Read the document's buckets without locks, then lock them and
-		// check that the id still names the same document.
-		doc, err := d.get(s, id)
-		if err != nil {
-			return err
-		}
-		s.stripes = append(s.stripes[:0], idStripe(id))
-		d.docKeys(s, doc.Sig)
-		for _, bk := range s.keys {
-			s.stripes = append(s.stripes, bucketStripe(bk))
-		}
-		stripes := d.locks.lock(s.stripes)
-		err = d.deleteLocked(s, id, doc.Sig, stripes)
-		if errors.Is(err, errRetry) && attempt < 10 {
-			continue
-		}
-		return err
-	}
-}
-
-var errRetry = errors.New("index: retry")
-
-func (d *DB) deleteLocked(s *scratch, id string, sig minhash.Signature, stripes []uint32) error {
-	// Packed values hold the postings of many buckets, whose stripes a
-	// delete does not hold: rewriting one takes packMu too, after the
-	// stripes (check-and-insert never takes it, so there is no cycle).
-	g := uint(d.packedBits.Load())
-	if g > 0 {
-		d.packMu.Lock()
-	}
-	locked := true
-	unlock := func() {
-		if locked {
-			if g > 0 {
-				d.packMu.Unlock()
-			}
-			d.locks.unlock(stripes)
-			locked = false
-		}
-	}
-	defer unlock()
-	it, err := d.newIter() // under packMu: it sees every packed rewrite before
-	if err != nil {
-		return err
-	}
-	num, ok, err := d.lookupID(it, s, id)
-	var rec []byte
-	if err == nil && ok {
-		rec, err = d.readRecord(it, s, num)
-	}
-	if err != nil {
-		it.Close()
-		return err
-	}
-	if !ok {
-		it.Close()
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	var cur record
-	if rec != nil {
-		// A copy: the iterator moves (to find the postings) while cur is in use.
-		cur, err = decodeRecord(nil, &d.cfg.Params, bytes.Clone(rec))
-	}
-	if err != nil {
-		it.Close()
-		return err
-	}
-	if rec == nil || !slices.Equal(cur.sig, sig) {
-		it.Close()
-		return errRetry // replaced between the read and the lock
-	}
-	b := d.db.NewBatch()
-	b.Delete(appendIDKey(nil, id), nil)
-	b.Delete(appendSigKey(nil, num), nil)
-	d.docKeys(s, sig)
-	var packed []uint32 // bucket keys of the document's packed postings
-	for i, bk := range s.keys {
-		if cur.droppedAt(i) {
-			continue
-		}
-		k := appendPostingKey(s.kbuf[:0], bk, num)
-		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
-			if err = it.Error(); err != nil {
-				break
-			}
-			packed = append(packed, bk)
-			continue
-		}
-		b.Delete(k, nil)
-	}
-	if err == nil && len(packed) > 0 {
-		err = d.unpack(b, it, g, packed, num)
-	}
-	it.Close()
-	if err != nil {
-		b.Close()
-		return err
-	}
-	w := &writeBatch{d: d, b: b}
-	if err := w.commit(unlock); err != nil {
-		return err
-	}
-	d.docs.Add(-1)
-	d.m.deletes.Add(1)
-	return nil
+	d := t.d
+	*t = pebbleTxn{pebbleReader: pebbleReader{kbuf: t.kbuf[:0]}, packed: t.packed[:0]}
+	d.txns.Put(t)
 }
 
 // unpack adds to b the rewrites of the packed values that drop document

@@ -103,16 +103,12 @@ func (o *RedisOptions) Validate() error {
 // A Redis is safe for concurrent use. Its zero value is not usable: call
 // OpenRedis.
 type Redis struct {
+	engine[string] // the algorithm; Redis is its storage (see storage.go)
+
 	c      redis.UniversalClient
 	own    bool
 	prefix string
 	ttl    time.Duration
-	cfg    Config
-	locks  *lockTable
-	m      metrics
-
-	closeMu sync.RWMutex
-	closed  bool
 }
 
 // Redis keys, after the prefix.
@@ -133,15 +129,12 @@ var unlockScript = redis.NewScript(`if redis.call("get", KEYS[1]) == ARGV[1] the
 // OpenRedis connects to the servers and opens the index under opts.Prefix,
 // creating it if there is none. Mismatched definitions fail as for Open.
 func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
-	var o RedisOptions
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
-	r := &Redis{c: o.Client, prefix: o.Prefix, ttl: o.LockTTL, locks: new(lockTable)}
+	r := &Redis{c: o.Client, prefix: o.Prefix, ttl: o.LockTTL}
+	r.setup(r)
 	if r.c == nil {
 		r.own = true
 		r.c = redis.NewUniversalClient(&redis.UniversalOptions{
@@ -224,82 +217,62 @@ func bucketName(bk uint32) string {
 	return string(b[:])
 }
 
-// Config returns the index's configuration.
-func (r *Redis) Config() Config { return r.cfg }
-
-// Metrics returns what this process's handle has counted.
-func (r *Redis) Metrics() Metrics { return r.m.snapshot() }
-
 // Client returns the Redis client.
 func (r *Redis) Client() redis.UniversalClient { return r.c }
 
 // Close closes the client (if OpenRedis made it) after operations in flight.
 func (r *Redis) Close() error {
-	r.closeMu.Lock()
-	defer r.closeMu.Unlock()
-	if r.closed {
+	return r.shut(func() error {
+		if r.own {
+			return r.c.Close()
+		}
 		return nil
-	}
-	r.closed = true
-	if r.own {
-		return r.c.Close()
-	}
-	return nil
-}
-
-func (r *Redis) enter(ctx context.Context) (func(), error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	r.closeMu.RLock()
-	if r.closed {
-		r.closeMu.RUnlock()
-		return nil, ErrClosed
-	}
-	return r.closeMu.RUnlock, nil
+	})
 }
 
 // docKeys returns the distinct bucket keys of sig, ascending.
 func (r *Redis) docKeys(sig minhash.Signature) []uint32 {
-	keys, _, _ := r.cfg.keysOf(nil, nil, nil, sig)
-	slices.Sort(keys)
-	return slices.Compact(keys)
+	var kb keyBuf
+	return kb.of(&r.cfg, sig)
 }
 
-// redisLocks is a set of held locks: local stripes, then Redis keys.
-type redisLocks struct {
-	r       *Redis
-	stripes []uint32
-	names   []string
-	token   string
+// The storage of the engine (see storage.go). A document is named by its
+// id.
+var _ storage[string] = (*Redis)(nil)
+
+func (r *Redis) admit(bool) error      { return nil }
+func (r *Redis) fault(err error) error { return err }
+func (r *Redis) durable(string) bool   { return true } // see "Redis" in the package doc
+func (r *Redis) syncBarrier() error    { return nil }
+func (r *Redis) begin(ctx context.Context) (txn[string], error) {
+	return &redisTxn{r: r, ctx: ctx}, nil
 }
 
-// lock takes the locks of ids and bucket keys: first this process's
-// stripes, then the Redis lock keys, all at once (SET NX PX in one
-// pipeline); if any is taken, it releases those it got, waits a random,
-// growing time and tries again, until ctx ends (ErrLockTimeout).
-func (r *Redis) lock(ctx context.Context, ids []string, buckets []uint32) (*redisLocks, error) {
-	l := &redisLocks{r: r}
+// acquire takes the Redis lock keys of ids and buckets, which every
+// process that shares the index takes (the engine's stripes serialise this
+// process's writers): all at once, SET NX PX in one pipeline; if any is
+// taken, it releases those it got, waits a random, growing time and tries
+// again, until ctx ends (ErrLockTimeout). Locks expire after LockTTL, so a
+// crashed writer blocks no one for longer.
+func (r *Redis) acquire(ctx context.Context, ids []string, buckets []uint32, _ bool) (func(), error) {
+	names := make([]string, 0, len(ids)+len(buckets))
 	for _, id := range ids {
-		l.stripes = append(l.stripes, idStripe(id))
-		l.names = append(l.names, r.key(redisLockID, id))
+		names = append(names, r.key(redisLockID, id))
 	}
 	for _, bk := range buckets {
-		l.stripes = append(l.stripes, bucketStripe(bk))
-		l.names = append(l.names, r.key(redisLockB, bucketName(bk)))
+		names = append(names, r.key(redisLockB, bucketName(bk)))
 	}
-	slices.Sort(l.names)
-	l.names = slices.Compact(l.names)
+	slices.Sort(names)
+	names = slices.Compact(names)
 	var tok [16]byte
 	rand.Read(tok[:])
-	l.token = hex.EncodeToString(tok[:])
-	l.stripes = r.locks.lock(l.stripes)
+	token := hex.EncodeToString(tok[:])
 	wait := 200 * time.Microsecond
 	for {
-		cmds := make([]*redis.BoolCmd, len(l.names))
+		cmds := make([]*redis.BoolCmd, len(names))
 		_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, n := range l.names {
-				cmds[i] = p.SetNX(ctx, n, l.token, r.ttl)
+			for i, n := range names {
+				cmds[i] = p.SetNX(ctx, n, token, r.ttl)
 			}
 			return nil
 		})
@@ -309,16 +282,15 @@ func (r *Redis) lock(ctx context.Context, ids []string, buckets []uint32) (*redi
 				got++
 			}
 		}
-		if err == nil && got == len(l.names) {
-			return l, nil
+		if err == nil && got == len(names) {
+			return func() { r.unlock(ctx, names, token, nil) }, nil
 		}
 		if err != nil {
-			l.release(ctx, nil) // replies lost: release whatever the token may hold
+			r.unlock(ctx, names, token, nil) // replies lost: release whatever the token may hold
 		} else {
-			l.release(ctx, cmds)
+			r.unlock(ctx, names, token, cmds)
 		}
 		if err != nil && !errors.Is(err, redis.Nil) {
-			r.locks.unlock(l.stripes)
 			if ctx.Err() != nil {
 				// The context ended during an attempt rather than between
 				// two: still a timeout waiting for the locks.
@@ -330,7 +302,6 @@ func (r *Redis) lock(ctx context.Context, ids []string, buckets []uint32) (*redi
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			r.locks.unlock(l.stripes)
 			return nil, fmt.Errorf("%w: %v", ErrLockTimeout, ctx.Err())
 		case <-t.C:
 		}
@@ -338,37 +309,67 @@ func (r *Redis) lock(ctx context.Context, ids []string, buckets []uint32) (*redi
 	}
 }
 
-// release deletes the Redis locks we hold (all, or those whose SetNX in
-// got succeeded).
-func (l *redisLocks) release(ctx context.Context, got []*redis.BoolCmd) {
+// unlock deletes the lock keys names that still hold token (all, or those
+// whose SetNX in got succeeded).
+func (r *Redis) unlock(ctx context.Context, names []string, token string, got []*redis.BoolCmd) {
 	ctx = context.WithoutCancel(ctx)
-	l.r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, n := range l.names {
+	r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, n := range names {
 			if got == nil || got[i].Val() {
-				unlockScript.Eval(ctx, p, []string{n}, l.token)
+				unlockScript.Eval(ctx, p, []string{n}, token)
 			}
 		}
 		return nil
 	})
 }
 
-func (l *redisLocks) unlock(ctx context.Context) {
-	l.release(ctx, nil)
-	l.r.locks.unlock(l.stripes)
+// redisTxn is an operation on a Redis index: reads go to the servers at
+// once, pipelined; writes are collected and sent by commit.
+type redisTxn struct {
+	r       *Redis
+	ctx     context.Context
+	postKey []string // bucket names, per posting
+	postID  []string
+	recKey  []string
+	recVal  [][]byte
+	delID   []string // removed documents
+	delPost []string // bucket names of their postings
+	delPID  []string
 }
 
-// bucketRead is what scanning a document's buckets found.
-type bucketRead struct {
-	keys   []uint32
-	counts []int
-	cands  []string
+func (t *redisTxn) has(ids []string, found []bool) error {
+	r, ctx := t.r, t.ctx
+	cmds := make([]*redis.IntCmd, len(ids))
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, id := range ids {
+			cmds[i] = p.Exists(ctx, r.key(redisDoc, id))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, c := range cmds {
+		found[i] = c.Val() > 0
+	}
+	return nil
 }
 
-// readBuckets reads the buckets of keys: their sizes and, if collect, their
-// members (at most the cap of each, the smallest ids first).
-func (r *Redis) readBuckets(ctx context.Context, keys []uint32, collect bool) (bucketRead, error) {
-	br := bucketRead{keys: keys, counts: make([]int, len(keys))}
-	capacity := r.cfg.BucketCap
+func (t *redisTxn) lookup(id string) (string, []byte, bool, error) {
+	rec, err := t.r.c.Get(t.ctx, t.r.key(redisDoc, id)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return "", nil, false, nil
+	}
+	if err != nil {
+		return "", nil, false, err
+	}
+	return id, rec, true, nil
+}
+
+// buckets reads the buckets' sizes (SCARD) or members (SMEMBERS), in one
+// pipeline. A set has no order: past the cap, its smallest ids are read.
+func (t *redisTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []string) ([]string, error) {
+	r, ctx := t.r, t.ctx
 	var members []*redis.StringSliceCmd
 	var cards []*redis.IntCmd
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -382,36 +383,34 @@ func (r *Redis) readBuckets(ctx context.Context, keys []uint32, collect bool) (b
 		return nil
 	})
 	if err != nil {
-		return br, err
+		return cands, err
 	}
 	for i := range keys {
-		n := 0
 		if collect {
 			ids := members[i].Val()
-			if capacity != Unlimited && len(ids) > capacity {
+			if limit != Unlimited && len(ids) > limit {
 				slices.Sort(ids)
-				ids = ids[:capacity]
+				ids = ids[:limit]
 			}
-			br.cands = append(br.cands, ids...)
-			n = len(ids)
+			cands = append(cands, ids...)
+			counts[i] = len(ids)
 		} else {
-			n = int(cards[i].Val())
+			n := int(cards[i].Val())
+			if limit != Unlimited {
+				n = min(n, limit)
+			}
+			counts[i] = n
 		}
-		if capacity != Unlimited && n >= capacity {
-			r.m.fullBuckets.Add(1)
-		}
-		br.counts[i] = n
-		r.m.bucketSize.observe(n)
 	}
-	r.m.bucketsRead.Add(uint64(len(keys)))
-	return br, nil
+	return cands, nil
 }
 
-// getRecords fetches the records of ids (nil where absent).
-func (r *Redis) getRecords(ctx context.Context, ids []string) ([][]byte, error) {
+// records fetches the records of ids in one pipeline.
+func (t *redisTxn) records(ids []string, fn func(string, []byte) error) error {
 	if len(ids) == 0 {
-		return nil, nil
+		return nil
 	}
+	r, ctx := t.r, t.ctx
 	cmds := make([]*redis.StringCmd, len(ids))
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, id := range ids {
@@ -420,410 +419,96 @@ func (r *Redis) getRecords(ctx context.Context, ids []string) ([][]byte, error) 
 		return nil
 	})
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, err
+		return err
 	}
-	out := make([][]byte, len(ids))
 	for i, c := range cmds {
-		b, err := c.Bytes()
+		rec, err := c.Bytes()
 		if errors.Is(err, redis.Nil) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out[i] = b
-	}
-	return out, nil
-}
-
-// verify turns candidate ids into matches of sig.
-func (r *Redis) verify(ctx context.Context, dst []Match, cands []string, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
-	slices.Sort(cands)
-	cands = slices.Compact(cands)
-	recs, err := r.getRecords(ctx, cands)
-	if err != nil {
-		return dst, err
-	}
-	p := &r.cfg.Params
-	var buf minhash.Signature
-	for i, rec := range recs {
-		if rec == nil {
 			continue // deleted, or a posting whose record was never written
 		}
-		rr, err := decodeRecord(buf[:0], p, rec)
 		if err != nil {
-			return dst, fmt.Errorf("document %q: %w", cands[i], err)
+			return err
 		}
-		buf = rr.sig
-		sim := r.cfg.similarity(sig, rr.sig)
-		if sim < q.Threshold {
-			r.m.dropped.Add(1)
-			continue
+		if err := fn(ids[i], rec); err != nil {
+			return err
 		}
-		if cands[i] == q.Exclude {
-			continue
-		}
-		m := Match{ID: cands[i], Similarity: sim}
-		if len(rr.meta) > 0 {
-			m.Meta = rr.meta
-		}
-		dst = append(dst, m)
 	}
-	r.m.candidates.Add(uint64(len(cands)))
-	r.m.candidatesPerQuery.observe(len(cands))
-	r.m.queries.Add(1)
-	return dst, nil
-}
-
-// Query returns the stored documents similar to sig.
-func (r *Redis) Query(ctx context.Context, sig minhash.Signature, q *QueryOptions) ([]Match, error) {
-	done, err := r.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	qo, err := q.resolve(&r.cfg)
-	if err != nil {
-		return nil, err
-	}
-	if len(sig) != r.cfg.Params.Words() {
-		return nil, fmt.Errorf("%w: signature of %d words, params %s make %d", ErrInvalidDocument, len(sig), r.cfg.Params, r.cfg.Params.Words())
-	}
-	br, err := r.readBuckets(ctx, r.docKeys(sig), true)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := r.verify(ctx, nil, br.cands, sig, &qo)
-	if err != nil {
-		return nil, err
-	}
-	ms = sortMatches(ms, qo.Limit)
-	r.m.matches.Add(uint64(len(ms)))
-	return ms, nil
-}
-
-// Get returns the stored document id.
-func (r *Redis) Get(ctx context.Context, id string) (Doc, error) {
-	done, err := r.enter(ctx)
-	if err != nil {
-		return Doc{}, err
-	}
-	defer done()
-	return r.get(ctx, id)
-}
-
-func (r *Redis) get(ctx context.Context, id string) (Doc, error) {
-	rec, err := r.c.Get(ctx, r.key(redisDoc, id)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return Doc{}, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	if err != nil {
-		return Doc{}, err
-	}
-	rr, err := decodeRecord(nil, &r.cfg.Params, rec)
-	if err != nil {
-		return Doc{}, err
-	}
-	d := Doc{ID: id, Sig: rr.sig}
-	if len(rr.meta) > 0 {
-		d.Meta = rr.meta
-	}
-	return d, nil
-}
-
-// redisWrite collects the writes of one operation.
-type redisWrite struct {
-	r       *Redis
-	pending []pendingDoc
-	byKey   map[uint32][]int
-	ids     map[string]bool
-	postKey []string // bucket names, per posting
-	postID  []string
-	recKey  []string
-	recVal  [][]byte
-}
-
-func (r *Redis) newWrite() *redisWrite {
-	return &redisWrite{r: r, byKey: map[uint32][]int{}, ids: map[string]bool{}}
-}
-
-func (w *redisWrite) add(doc *Doc, br *bucketRead) {
-	r := w.r
-	capacity := r.cfg.BucketCap
-	idx := len(w.pending)
-	var dropped []int
-	for i, bk := range br.keys {
-		if capacity != Unlimited && br.counts[i]+len(w.byKey[bk]) >= capacity {
-			r.m.droppedPost.Add(1)
-			dropped = append(dropped, i)
-			continue
-		}
-		w.postKey = append(w.postKey, r.key(redisBucket, bucketName(bk)))
-		w.postID = append(w.postID, doc.ID)
-		w.byKey[bk] = append(w.byKey[bk], idx)
-	}
-	w.recKey = append(w.recKey, r.key(redisDoc, doc.ID))
-	w.recVal = append(w.recVal, appendRecord(nil, &r.cfg.Params, doc.Sig, doc.ID, dropped, doc.Meta))
-	w.pending = append(w.pending, pendingDoc{id: doc.ID, sig: slices.Clone(doc.Sig), meta: doc.Meta})
-	w.ids[doc.ID] = true
-}
-
-// commit writes the postings, then the records and the count: a writer
-// that dies in between leaves postings without a record, which queries skip
-// and Check reports.
-func (w *redisWrite) commit(ctx context.Context) error {
-	r := w.r
-	if len(w.recKey) == 0 {
-		return nil
-	}
-	ctx = context.WithoutCancel(ctx) // do not stop halfway
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range w.postKey {
-			p.SAdd(ctx, w.postKey[i], w.postID[i])
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range w.recKey {
-			p.Set(ctx, w.recKey[i], w.recVal[i], 0)
-		}
-		p.IncrBy(ctx, r.key(redisCount), int64(len(w.recKey)))
-		return nil
-	}); err != nil {
-		return err
-	}
-	r.m.commits.Add(1)
-	r.m.inserts.Add(uint64(len(w.recKey)))
 	return nil
 }
 
-// verifyPending adds matches among the operation's own earlier documents.
-func (w *redisWrite) verifyPending(ms []Match, keys []uint32, sig minhash.Signature, q *QueryOptions) []Match {
-	if len(w.pending) == 0 {
-		return ms
+func (t *redisTxn) insert(id string, post []uint32, rec []byte) error {
+	for _, bk := range post {
+		t.postKey = append(t.postKey, t.r.key(redisBucket, bucketName(bk)))
+		t.postID = append(t.postID, id)
 	}
-	var seen []int
-	for _, bk := range keys {
-		seen = append(seen, w.byKey[bk]...)
-	}
-	slices.Sort(seen)
-	seen = slices.Compact(seen)
-	for _, i := range seen {
-		pd := &w.pending[i]
-		if sim := w.r.cfg.similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
-			ms = append(ms, Match{ID: pd.id, Similarity: sim, Meta: slices.Clone(pd.meta)})
-		}
-	}
-	return ms
+	t.recKey = append(t.recKey, t.r.key(redisDoc, id))
+	t.recVal = append(t.recVal, slices.Clone(rec))
+	return nil
 }
 
-// lockDocs locks the ids and buckets of the valid docs.
-func (r *Redis) lockDocs(ctx context.Context, docs []Doc) (*redisLocks, [][]uint32, error) {
-	var ids []string
-	var all []uint32
-	keys := make([][]uint32, len(docs))
-	for i := range docs {
-		if validateDoc(&r.cfg, &docs[i]) != nil {
-			continue
-		}
-		ids = append(ids, docs[i].ID)
-		keys[i] = r.docKeys(docs[i].Sig)
-		all = append(all, keys[i]...)
+func (t *redisTxn) remove(_ string, id string, post []uint32) error {
+	t.delID = append(t.delID, id)
+	for _, bk := range post {
+		t.delPost = append(t.delPost, t.r.key(redisBucket, bucketName(bk)))
+		t.delPID = append(t.delPID, id)
 	}
-	slices.Sort(all)
-	all = slices.Compact(all)
-	l, err := r.lock(ctx, ids, all)
-	return l, keys, err
+	return nil
 }
 
-// existing reports which of the ids are stored.
-func (r *Redis) existing(ctx context.Context, docs []Doc) ([]bool, error) {
-	cmds := make([]*redis.IntCmd, len(docs))
+// commit writes in an order that leaves a writer that dies halfway with
+// postings but no record, which reads skip and Check reports: the postings
+// of new documents before their records and the count; the records of
+// removed documents and the count before their postings. Redis executes
+// each pipeline as it comes; the writes are acknowledged once it has.
+func (t *redisTxn) commit(func()) error {
+	r := t.r
+	ctx := context.WithoutCancel(t.ctx) // do not stop halfway
+	if len(t.delID) > 0 {
+		if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, id := range t.delID {
+				p.Del(ctx, r.key(redisDoc, id))
+			}
+			p.DecrBy(ctx, r.key(redisCount), int64(len(t.delID)))
+			return nil
+		}); err != nil {
+			return err
+		}
+		if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i := range t.delPost {
+				p.SRem(ctx, t.delPost[i], t.delPID[i])
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
+	}
+	if len(t.recKey) == 0 {
+		return nil
+	}
+	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i := range t.postKey {
+			p.SAdd(ctx, t.postKey[i], t.postID[i])
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i := range docs {
-			cmds[i] = p.Exists(ctx, r.key(redisDoc, docs[i].ID))
+		for i := range t.recKey {
+			p.Set(ctx, t.recKey[i], t.recVal[i], 0)
 		}
+		p.IncrBy(ctx, r.key(redisCount), int64(len(t.recKey)))
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]bool, len(docs))
-	for i, c := range cmds {
-		out[i] = c.Val() > 0
-	}
-	return out, nil
+	return err
 }
 
-// Insert stores docs without checking them; all or nothing among writers
-// that follow the protocol (a Redis failure halfway can leave part).
-func (r *Redis) Insert(ctx context.Context, docs []Doc) error {
-	done, err := r.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	for i := range docs {
-		if err := validateDoc(&r.cfg, &docs[i]); err != nil {
-			return err
-		}
-	}
-	l, keys, err := r.lockDocs(ctx, docs)
-	if err != nil {
-		return err
-	}
-	defer l.unlock(ctx)
-	exists, err := r.existing(ctx, docs)
-	if err != nil {
-		return err
-	}
-	w := r.newWrite()
-	for i := range docs {
-		if exists[i] || w.ids[docs[i].ID] {
-			return fmt.Errorf("%w: %q", ErrDuplicateID, docs[i].ID)
-		}
-		br, err := r.readBuckets(ctx, keys[i], false)
-		if err != nil {
-			return err
-		}
-		w.add(&docs[i], &br)
-	}
-	return w.commit(ctx)
-}
-
-// CheckAndInsert checks each doc against the index and the docs before it,
-// and stores those without a match.
-func (r *Redis) CheckAndInsert(ctx context.Context, docs []Doc, q *QueryOptions) ([]Result, error) {
-	done, err := r.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer done()
-	qo, err := q.resolve(&r.cfg)
-	if err != nil {
-		return nil, err
-	}
-	l, keys, err := r.lockDocs(ctx, docs)
-	if err != nil {
-		return nil, err
-	}
-	defer l.unlock(ctx)
-	exists, err := r.existing(ctx, docs)
-	if err != nil {
-		return nil, err
-	}
-	w := r.newWrite()
-	results := make([]Result, len(docs))
-	var dupes uint64
-	for i := range docs {
-		doc := &docs[i]
-		res := &results[i]
-		res.ID = doc.ID
-		if err := validateDoc(&r.cfg, doc); err != nil {
-			res.Err = err
-			continue
-		}
-		if exists[i] || w.ids[doc.ID] {
-			res.Err = fmt.Errorf("%w: %q", ErrDuplicateID, doc.ID)
-			continue
-		}
-		br, err := r.readBuckets(ctx, keys[i], true)
-		if err != nil {
-			return nil, err
-		}
-		// Bucket sizes for the cap: the members read, which the cap bounds.
-		ms, err := r.verify(ctx, nil, br.cands, doc.Sig, &qo)
-		if err != nil {
-			return nil, err
-		}
-		ms = w.verifyPending(ms, keys[i], doc.Sig, &qo)
-		if len(ms) > 0 {
-			res.Status, res.Matches = Duplicate, sortMatches(ms, qo.Limit)
-			r.m.matches.Add(uint64(len(res.Matches)))
-			dupes++
-			continue
-		}
-		w.add(doc, &br)
-		res.Status = New
-	}
-	if err := w.commit(ctx); err != nil {
-		return nil, err
-	}
-	r.m.duplicates.Add(dupes)
-	return results, nil
-}
-
-// Delete removes document id and its postings.
-func (r *Redis) Delete(ctx context.Context, id string) error {
-	done, err := r.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	for attempt := 0; ; attempt++ {
-		doc, err := r.get(ctx, id)
-		if err != nil {
-			return err
-		}
-		keys := r.docKeys(doc.Sig)
-		l, err := r.lock(ctx, []string{id}, keys)
-		if err != nil {
-			return err
-		}
-		err = r.deleteLocked(ctx, id, doc.Sig, keys)
-		l.unlock(ctx)
-		if errors.Is(err, errRetry) && attempt < 10 {
-			continue
-		}
-		return err
-	}
-}
-
-func (r *Redis) deleteLocked(ctx context.Context, id string, sig minhash.Signature, keys []uint32) error {
-	rec, err := r.c.Get(ctx, r.key(redisDoc, id)).Bytes()
-	if errors.Is(err, redis.Nil) {
-		return fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	if err != nil {
-		return err
-	}
-	rr, err := decodeRecord(nil, &r.cfg.Params, rec)
-	if err != nil {
-		return err
-	}
-	if !slices.Equal(rr.sig, sig) {
-		return errRetry
-	}
-	ctx = context.WithoutCancel(ctx)
-	// The record first: a writer that dies halfway leaves postings without
-	// a record, as an interrupted insert does.
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		p.Del(ctx, r.key(redisDoc, id))
-		p.DecrBy(ctx, r.key(redisCount), 1)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if _, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, bk := range keys {
-			if !rr.droppedAt(i) {
-				p.SRem(ctx, r.key(redisBucket, bucketName(bk)), id)
-			}
-		}
-		return nil
-	}); err != nil {
-		return err
-	}
-	r.m.deletes.Add(1)
-	return nil
-}
+func (t *redisTxn) abort() {}
 
 // Stats counts the documents (a counter kept with every write) and the
 // memory the Redis servers use (all their data, not only this index's).
 func (r *Redis) Stats(ctx context.Context) (Stats, error) {
-	done, err := r.enter(ctx)
+	done, err := r.enter(ctx, false)
 	if err != nil {
 		return Stats{}, err
 	}
@@ -884,7 +569,7 @@ func (r *Redis) scanKeys(ctx context.Context, pattern string, fn func(key string
 // that the document counter matches the records. Run it when no writer is
 // active: Redis offers no snapshot.
 func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
-	done, err := r.enter(ctx)
+	done, err := r.enter(ctx, false)
 	if err != nil {
 		return CheckReport{}, err
 	}
@@ -938,14 +623,7 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 			return rep, err
 		}
 		for i, bk := range keys {
-			switch present, dropped := cmds[i].Val(), rr.droppedAt(i); {
-			case dropped && present:
-				rep.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
-			case dropped:
-				rep.CappedPostings++
-			case !present:
-				rep.problem("document %q lacks its posting in bucket %08x", id, bk)
-			}
+			rep.posting(id, bk, cmds[i].Val(), rr.droppedAt(i))
 		}
 	}
 	// Postings → records.

@@ -139,57 +139,6 @@ func BenchmarkMapBaseline(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/docs, "ns/doc")
 }
 
-func BenchmarkIndex(b *testing.B) {
-	p := Params{Bands: 16, Rows: 8}
-	rng := rand.New(rand.NewPCG(5, 5))
-	const n = 100_000
-	keys := make([][]uint64, n)
-	for i := range keys {
-		keys[i] = p.AppendKeys(nil, randomSlots(rng, p.Slots()))
-	}
-	b.Run("Insert", func(b *testing.B) {
-		b.SetBytes(int64(8 * p.Bands))
-		b.ReportAllocs()
-		var x Index
-		i := 0
-		for b.Loop() {
-			if i == n {
-				x = Index{}
-				i = 0
-			}
-			x.Insert(uint64(i), keys[i])
-			i++
-		}
-	})
-	var x Index
-	for i, k := range keys {
-		x.Insert(uint64(i), k)
-	}
-	b.Run("Query", func(b *testing.B) {
-		b.SetBytes(int64(8 * p.Bands))
-		b.ReportAllocs()
-		var dst []uint64
-		i := 0
-		for b.Loop() {
-			dst = x.Query(dst[:0], keys[i%n])
-			i++
-		}
-		sinkKeys = dst
-	})
-	b.Run("QueryParallel", func(b *testing.B) {
-		b.SetBytes(int64(8 * p.Bands))
-		b.ReportAllocs()
-		b.RunParallel(func(pb *testing.PB) {
-			var dst []uint64
-			i := 0
-			for pb.Next() {
-				dst = x.Query(dst[:0], keys[i%n])
-				i += 7
-			}
-		})
-	})
-}
-
 func BenchmarkProbability(b *testing.B) {
 	for _, p := range []Params{{Bands: 9, Rows: 13}, {Bands: 9, Rows: 13, Probe: 1}} {
 		b.Run(p.String(), func(b *testing.B) {

@@ -1,8 +1,9 @@
 // Package lsh bands MinHash signatures into locality-sensitive hash keys,
 // so that documents likely to be near-duplicates share a key and become
 // candidate pairs. It chooses the banding (the S-curve optimisers), computes
-// band keys, turns sorted (key | document) entries into candidate pairs for
-// batch work, and holds an in-memory concurrent index for online use.
+// band keys, and turns sorted (key | document) entries into candidate pairs
+// for batch work. The online index, on the same band keys, is package index
+// (persistent on Pebble or Redis, or in memory).
 //
 // LSH is a filter, not a verdict: candidates must be verified (estimated or
 // exact Jaccard), and a true near-duplicate is missed with the probability
@@ -87,10 +88,4 @@
 //  3. whenever the pair buffer fills, SortUnique it and spill it as a run;
 //  4. merge the pair runs with NewMerger(runs, true): the sorted, distinct
 //     candidate pairs, the same as Candidates would return.
-//
-// # Online index
-//
-// [Index] maps keys to ids under sharded locks: Insert, Query (sorted,
-// deduplicated ids) and Remove, with a per-bucket cap so that boilerplate
-// keys cannot grow without bound.
 package lsh

@@ -19,14 +19,10 @@ var (
 	// reaches the requested recall at the threshold.
 	ErrNoParams = errors.New("lsh: no params meet the requirement")
 
-	// ErrInvalidOptions: a CandidateOptions or IndexOptions field is out of
-	// range.
+	// ErrInvalidOptions: a CandidateOptions field is out of range.
 	ErrInvalidOptions = errors.New("lsh: invalid options")
 
 	// ErrUnsorted: entries given to a Grouper, or values read from a Run,
 	// were not in ascending order.
 	ErrUnsorted = errors.New("lsh: input not sorted ascending")
-
-	// ErrDuplicateID: Index.Insert was given an id the index already holds.
-	ErrDuplicateID = errors.New("lsh: id already in the index")
 )

@@ -24,21 +24,6 @@ func ExampleForRecall() {
 	// Output: b=13 r=7: P(0.8) = 0.953, uses 91 of 128 slots
 }
 
-// Two signatures that differ in one slot share every band key but one, so
-// the index returns the first for the second.
-func ExampleIndex() {
-	p := lsh.Params{Bands: 4, Rows: 2}
-	a := []uint64{11, 12, 13, 14, 15, 16, 17, 18} // slot values of a MinHash signature
-	b := []uint64{11, 12, 13, 99, 15, 16, 17, 18}
-	c := []uint64{21, 22, 23, 24, 25, 26, 27, 28}
-
-	var idx lsh.Index
-	idx.Insert(1, p.AppendKeys(nil, a))
-	idx.Insert(3, p.AppendKeys(nil, c))
-	fmt.Println(idx.Query(nil, p.AppendKeys(nil, b)))
-	// Output: [1]
-}
-
 func ExampleCandidates() {
 	p := lsh.Params{Bands: 2, Rows: 2}
 	sigs := [][]uint64{

@@ -14,6 +14,7 @@
 //	POST   /v1/documents:batch   NDJSON documents → NDJSON CheckResults, in order
 //	GET    /v1/documents/{id}    {"id", "meta"}
 //	DELETE /v1/documents/{id}    204
+//	GET    /v1/shadow            the comparison with the shadow index (ShadowReport); 404 without one
 //	GET    /healthz /readyz /metrics /openapi.yaml
 //
 // A CheckResult is {"id", "status": "new" | "duplicate", "duplicates":
@@ -66,6 +67,31 @@
 // postings moved and packed values written
 // (neardup_index_repack_postings_total, neardup_index_repack_groups_total)
 // and the duration of each (neardup_index_repack_duration_seconds).
+// Drift histograms (drift.go) show a shift in the input: the best match's
+// similarity of each checked document (neardup_check_best_similarity, 0 when
+// none), and the features and text bytes of each signed document
+// (neardup_document_features, neardup_document_bytes). With Options.Golden
+// also the golden run's: neardup_golden_recall and neardup_golden_precision
+// by index (primary, shadow), neardup_golden_runs_total,
+// neardup_golden_failures_total and neardup_golden_last_run_timestamp_seconds.
+// deploy/prometheus/alerts.yml and deploy/grafana/neardup.json (in the
+// repository) alert on and show them; a test checks that every metric they
+// name is exported.
+//
+// # Golden set
+//
+// Options.Golden (neardup serve --golden TRUTH --golden-corpus CORPUS) is a
+// labeled set of documents, which must be in the index, and the true pairs
+// among them. Serve checks it against the index at start and every
+// Options.GoldenInterval (an hour by default; the next run an interval after
+// one ends), and Server.GoldenRun on demand: each golden document is signed
+// under the index's config and queried at its threshold, its own id
+// excluded, and the matches that are golden documents too are scored
+// against the truth exactly as `neardup eval score` scores a pairs.tsv.
+// Nothing is stored or changed. When a shadow index is served, the same run
+// checks it too, signed under its own config (Options.Shadow; golden.shadow). A run
+// that fails counts in neardup_golden_failures_total and leaves the gauges
+// as they were; an interrupted one (shutdown) is only logged.
 //
 // # Repack
 //
@@ -84,4 +110,49 @@
 // the index is consistent and the next repack finishes the work. An
 // interrupted repack is logged, not counted as failed. A Redis index has no
 // packed postings: New refuses RepackInterval over it (ErrInvalidOptions).
+//
+// # Shadow index
+//
+// Options.Shadow (neardup serve --shadow-data DIR) runs a second index, with
+// other bands, params, spec or key, beside the primary, to be compared on
+// live traffic before it replaces it:
+//
+//   - Writes. A document the server answers "new" (single, batch line, or a
+//     retry answered "new") is signed under the shadow's config and
+//     journaled in ShadowOptions.Journal (JournalPath(DIR)), synced, before
+//     the answer; a delete is journaled before the primary makes it. The
+//     journal — not the shadow — is on the write path: a slow or stuck
+//     shadow costs an insert one append and one fsync, never a wait. A
+//     goroutine applies the journal to the shadow in order (a failure is
+//     retried every second, never skipped) and empties it once all is
+//     applied (past 4 MiB, and when the server stops). Appends beside each
+//     other share one fdatasync. Applying is idempotent (an insert of a stored id and a
+//     delete of an absent one change nothing; the last record of an id
+//     decides), so a journal left by a crash is applied again at the next
+//     start. The shadow therefore holds, once its journal is applied, every
+//     write the server acknowledged: this is what promotion relies on. A
+//     write the primary made but the server did not acknowledge (a crash
+//     between the two) may be missing from the shadow; its retry is
+//     answered "new" and journaled.
+//   - Checks. POST /v1/check is answered by the primary alone; the text, the
+//     query and the primary's matches are then offered to a bounded queue
+//     (ShadowOptions.QueueSize) without blocking: when it is full the check
+//     is dropped and counted (neardup_shadow_dropped_total). One worker
+//     signs the text under the shadow's config, queries the shadow and
+//     compares: verdict agreement (duplicate or new), matched documents
+//     found by both or one side, candidates per document and query time of
+//     each. The primary's candidates of a check are the growth of its
+//     candidate count over the query: exact when checks do not overlap, an
+//     over-estimate when they do. Checks that are part of a
+//     check-and-insert are not compared.
+//   - Report. GET /v1/shadow answers the comparison so far (ShadowReport),
+//     and the neardup_shadow_* metrics count the same: checks_total,
+//     dropped_total, agreements_total, matches_total{side}, queue_depth,
+//     candidates{index}, check_duration_seconds{index} and
+//     inserts_failed_total.
+//
+// Promotion (neardup index promote) is done with the server stopped
+// (SIGTERM, or after a crash): ReplayShadowJournal applies what is left of
+// the journal, after which the shadow holds every acknowledged write, and
+// the command marks the old primary as replaced. See the command's help.
 package server

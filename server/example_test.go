@@ -2,14 +2,18 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/server"
 )
 
@@ -41,4 +45,53 @@ func Example() {
 	// a new
 	// b duplicate a 1 {"url":"https://example.com/a"}
 	// new
+}
+
+// A shadow index with other bands beside the primary: writes reach both,
+// checks are compared, and GET /v1/shadow reports.
+func ExampleShadowOptions() {
+	dir, _ := os.MkdirTemp("", "server-shadow-example")
+	defer os.RemoveAll(dir)
+	primary, err := index.Open(filepath.Join(dir, "idx"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer primary.Close()
+	shadowDir := filepath.Join(dir, "idx-b32")
+	shadow, err := index.Open(shadowDir, &index.Options{Bands: lsh.Params{Bands: 32, Rows: 4}})
+	if err != nil {
+		panic(err)
+	}
+	defer shadow.Close()
+	s, err := server.New(primary, &server.Options{
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Shadow: &server.ShadowOptions{Index: shadow, Journal: server.JournalPath(shadowDir)},
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+
+	c := server.NewClient(hs.URL, "", nil)
+	ctx := context.Background()
+	text := "The quick brown fox jumps over the lazy dog near the bank of the river today"
+	c.Insert(ctx, server.Document{ID: "a", Text: text}, server.Query{})
+	r, _ := c.Check(ctx, server.Document{Text: text + "!"}, server.Query{})
+	fmt.Println("primary:", r.Status)
+	var rep server.ShadowReport
+	for rep.Checks == 0 { // the shadow's comparison comes a moment later
+		resp, err := http.Get(hs.URL + "/v1/shadow")
+		if err != nil {
+			panic(err)
+		}
+		json.NewDecoder(resp.Body).Decode(&rep)
+		resp.Body.Close()
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println("checks:", rep.Checks, "agreement:", rep.Agreement, "matches found by both:", rep.Matches.Both)
+	// Output:
+	// primary: duplicate
+	// checks: 1 agreement: 1 matches found by both: 1
 }

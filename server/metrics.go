@@ -37,6 +37,7 @@ type metrics struct {
 	bins      prometheus.Counter
 	emptyBins prometheus.Counter
 	retries   prometheus.Counter
+	drift     *driftMetrics // drift.go
 
 	// The periodic repack's (see repack.go), registered only when it runs.
 	repacks        prometheus.Counter
@@ -104,21 +105,26 @@ func newMetrics(reg *prometheus.Registry, idx index.Index, repack bool) *metrics
 	m.docNew, m.docDup = m.documents.WithLabelValues(StatusNew), m.documents.WithLabelValues(StatusDuplicate)
 	reg.MustRegister(m.requests, m.failed, m.latency, m.inFlight, m.documents, m.signDur, m.signBytes, m.bins, m.emptyBins, m.retries)
 	reg.MustRegister(&indexCollector{idx: idx})
+	m.drift = newDriftMetrics(reg)
 	if repack {
 		reg.MustRegister(m.repacks, m.repacksFailed, m.repackPostings, m.repackGroups, m.repackDur)
 	}
 	return m
 }
 
-// countDoc counts a checked document by its status ("error" is not counted
+// countDoc counts a checked document by its status, and observes its best
+// match (dups, best first) in the drift histogram ("error" is not counted
 // here: failures are in neardup_http_requests_failed_total).
-func (m *metrics) countDoc(status string) {
+func (m *metrics) countDoc(status string, dups []Duplicate) {
 	switch status {
 	case StatusNew:
 		m.docNew.Inc()
 	case StatusDuplicate:
 		m.docDup.Inc()
+	default:
+		return
 	}
+	m.drift.checked(dups)
 }
 
 // indexCollector exports index.Metrics and index.Stats at scrape time.

@@ -80,6 +80,24 @@ type Options struct {
 	// New fail with ErrInvalidOptions. Handler alone never repacks. Default
 	// 0: no repack.
 	RepackInterval time.Duration
+	// Golden, when not nil, is a labeled set Serve checks against the index
+	// (and the shadow index, if any) at start and every GoldenInterval,
+	// read-only, exporting recall and precision at the index's threshold
+	// (neardup_golden_*; see GoldenSet and Server.GoldenRun). New fails with
+	// ErrInvalidOptions if the set is malformed or its truth cannot score
+	// the index's threshold. Handler alone never runs it; Server.GoldenRun
+	// does, on demand. Default nil: no golden monitoring.
+	Golden *GoldenSet
+	// GoldenInterval is the time from the end of one golden run to the start
+	// of the next. Default 1 h (DefaultGoldenInterval) with Golden; at
+	// least a second.
+	GoldenInterval time.Duration
+	// Shadow, when not nil, runs a shadow index beside the index (see
+	// "Shadow index" in the package doc): every acknowledged write is
+	// journaled for it, every check is also run on it off the latency path,
+	// GET /v1/shadow compares, and the neardup_shadow_* metrics are
+	// registered. Default nil: no shadow (GET /v1/shadow answers 404).
+	Shadow *ShadowOptions
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o; a nil o
@@ -112,11 +130,19 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.RateLimit > 0 && o.RateBurst == 0 {
 		o.RateBurst = max(1, int(o.RateLimit+0.999))
 	}
+	if o.Golden != nil && o.GoldenInterval == 0 {
+		o.GoldenInterval = DefaultGoldenInterval
+	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Shadow != nil && o.Shadow.QueueSize == 0 {
+		sh := *o.Shadow
+		sh.QueueSize = DefaultShadowQueue
+		o.Shadow = &sh
 	}
 	return o
 }
@@ -142,8 +168,20 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: timeouts must be positive", ErrInvalidOptions)
 	case c.RepackInterval < 0:
 		return fmt.Errorf("%w: RepackInterval = %v; must not be negative", ErrInvalidOptions, c.RepackInterval)
+	case c.Golden != nil && c.GoldenInterval < time.Second:
+		return fmt.Errorf("%w: GoldenInterval = %v; must be at least 1s", ErrInvalidOptions, c.GoldenInterval)
 	case c.RateLimit < 0 || c.RateBurst < 0:
 		return fmt.Errorf("%w: RateLimit = %v, RateBurst = %d; must not be negative", ErrInvalidOptions, c.RateLimit, c.RateBurst)
+	}
+	if sh := c.Shadow; sh != nil {
+		switch {
+		case sh.Index == nil:
+			return fmt.Errorf("%w: Shadow.Index is nil", ErrInvalidOptions)
+		case sh.Journal == "":
+			return fmt.Errorf("%w: Shadow.Journal is empty", ErrInvalidOptions)
+		case sh.QueueSize < 1 || sh.QueueSize > 1<<20:
+			return fmt.Errorf("%w: Shadow.QueueSize = %d; must be 1..%d", ErrInvalidOptions, sh.QueueSize, 1<<20)
+		}
 	}
 	if c.MetricsAuth && len(c.Tokens) == 0 {
 		return fmt.Errorf("%w: MetricsAuth needs Tokens to check", ErrInvalidOptions)

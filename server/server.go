@@ -58,6 +58,12 @@ type Server struct {
 	// to each Repack.
 	repack         repacker
 	repackProgress func(done, total int64)
+
+	// golden is the golden-set monitor (golden.go), when Options.Golden.
+	golden *golden
+
+	// shadow runs the shadow index (Options.Shadow; shadow.go), or is nil.
+	shadow *shadow
 }
 
 // signer is a pooled index.Signer with its signature buffer.
@@ -100,13 +106,32 @@ func New(idx index.Index, opts *Options) (*Server, error) {
 		return &signer{s: sg}
 	}
 	s.bufs.New = func() any { return new(bytes.Buffer) }
+	if o.Golden != nil {
+		if err := o.Golden.validate(cfg.Threshold); err != nil {
+			return nil, err
+		}
+	}
 	s.m = newMetrics(o.Registry, idx, s.repack != nil)
+	if o.Shadow != nil {
+		var err error
+		if s.shadow, err = newShadow(o.Shadow, cfg, o.Registry, s.log); err != nil {
+			return nil, err
+		}
+	}
+	if o.Golden != nil {
+		s.golden = newGolden(o.Registry, o.Golden, o.GoldenInterval)
+		if s.shadow != nil {
+			sh := s.shadow.idx // the golden run checks the shadow too
+			s.golden.shadow = func() index.Index { return sh }
+		}
+	}
 
 	mux := http.NewServeMux()
 	mux.Handle("/v1/check", s.route(routeCheck, true, "POST", s.handleCheck))
 	mux.Handle("/v1/documents", s.route(routeInsert, true, "POST", s.handleInsert))
 	mux.Handle("/v1/documents:batch", s.route(routeBatch, true, "POST", s.handleBatch))
 	mux.Handle("/v1/documents/{id...}", s.route(routeGet, true, "GET DELETE", s.handleDocument))
+	mux.Handle("/v1/shadow", s.route(routeShadow, true, "GET", s.handleShadow))
 	mux.Handle("/healthz", s.route(routeHealth, false, "GET", s.handleHealth))
 	mux.Handle("/readyz", s.route(routeHealth, false, "GET", s.handleReady))
 	mux.Handle("/openapi.yaml", s.route(routeOpenAPI, false, "GET", s.handleOpenAPI))
@@ -131,11 +156,14 @@ func (s *Server) Registry() *prometheus.Registry { return s.opts.Registry }
 // Serve answers requests on ln until ctx ends, then shuts down gracefully:
 // /readyz turns 503, the listener closes, and requests in flight (writes
 // included) finish, for at most Options.ShutdownTimeout. With
-// Options.RepackInterval it also repacks the index in the background; a
-// repack in progress at shutdown is cancelled, and Serve returns only once
-// it has stopped, so the caller may close the index then. It returns nil
+// Options.RepackInterval it also repacks the index in the background, and
+// with Options.Golden it runs the golden set at once and every
+// Options.GoldenInterval; a repack or golden run in progress at shutdown is
+// cancelled, and Serve returns only once it has stopped, so the caller may
+// close the index then. It returns nil
 // after a clean shutdown.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	defer s.Close()
 	var repacks sync.WaitGroup
 	rctx, stopRepacks := context.WithCancel(ctx)
 	defer func() {
@@ -144,6 +172,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}()
 	if s.repack != nil {
 		repacks.Go(func() { s.repackLoop(rctx, s.repack) })
+	}
+	if s.golden != nil {
+		repacks.Go(func() { s.goldenLoop(rctx) })
 	}
 	srv := &http.Server{
 		Handler:           s.handler,
@@ -551,6 +582,7 @@ func (s *Server) sign(dst minhash.Signature, text string) (minhash.Signature, er
 	s.m.signBytes.Add(float64(len(text)))
 	s.m.bins.Add(float64(after.Bins - before.Bins))
 	s.m.emptyBins.Add(float64(after.EmptyBins - before.EmptyBins))
+	s.m.drift.signed(len(text), after.Features-before.Features)
 	if empty {
 		return sig, errorf(CodeEmptyText, "text has no features under the index's shingle spec %s", s.cfg.Spec)
 	}
@@ -598,15 +630,22 @@ func (s *Server) handleCheck(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q.Exclude = d.ID
+	var p probe
+	if s.shadow != nil {
+		p = s.shadow.begin(s.idx)
+	}
 	ms, err := s.idx.Query(r.Context(), sig, &q)
 	if err != nil {
 		return err
+	}
+	if s.shadow != nil {
+		s.shadow.offer(p, s.idx, d.Text, q, ms)
 	}
 	res := CheckResult{ID: d.ID, Status: StatusNew, Duplicates: duplicates(ms)}
 	if len(ms) > 0 {
 		res.Status = StatusDuplicate
 	}
-	s.m.countDoc(res.Status)
+	s.m.countDoc(res.Status, res.Duplicates)
 	s.writeResult(w, http.StatusOK, &res)
 	return nil
 }
@@ -643,9 +682,12 @@ func (s *Server) handleInsert(w http.ResponseWriter, r *http.Request) error {
 	if res[0].Status == index.Duplicate {
 		out.Status, status = StatusDuplicate, http.StatusOK
 	} else {
+		if err := s.shadowInserted([]index.Doc{{ID: d.ID, Meta: d.Meta}}, []string{d.Text}); err != nil {
+			return err
+		}
 		w.Header().Set("Location", "/v1/documents/"+escapePath(d.ID))
 	}
-	s.m.countDoc(out.Status)
+	s.m.countDoc(out.Status, out.Duplicates)
 	s.writeResult(w, status, &out)
 	return nil
 }
@@ -660,6 +702,9 @@ func (s *Server) handleDocument(w http.ResponseWriter, r *http.Request) error {
 		return errorf(CodeInvalidID, "id of %d bytes; want 1..%d", len(id), index.MaxIDLen)
 	}
 	if r.Method == http.MethodDelete {
+		if err := s.shadowDeleting(id); err != nil {
+			return err
+		}
 		if err := s.idx.Delete(r.Context(), id); err != nil {
 			return err
 		}
@@ -700,6 +745,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	}
 	var lines []line
 	var docs []index.Doc
+	var texts []string           // with a shadow: the text of each line, for shadowInserted
 	earlier := map[string]bool{} // ids of the lines so far, to tell a retry from a repeat
 	repeated := map[int]bool{}   // docs whose id an earlier line had
 	lr := newLineReader(http.MaxBytesReader(w, r.Body, limit), int(s.opts.MaxBodyBytes))
@@ -743,6 +789,9 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 			ln.doc = len(docs)
 			repeated[ln.doc] = earlier[d.ID]
 			docs = append(docs, index.Doc{ID: d.ID, Sig: sig, Meta: d.Meta})
+			if s.shadow != nil {
+				texts = append(texts, d.Text)
+			}
 		}
 		earlier[d.ID] = true
 		lines = append(lines, ln)
@@ -759,6 +808,7 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 	out := s.bufs.Get().(*bytes.Buffer)
 	out.Reset()
 	defer s.bufs.Put(out)
+	var stored []int // with a shadow: the docs answered "new"
 	for _, ln := range lines {
 		res := ln.res
 		if ln.doc >= 0 {
@@ -775,9 +825,21 @@ func (s *Server) handleBatch(w http.ResponseWriter, r *http.Request) error {
 				ae := s.mapError(r, ir.Err)
 				res.Status, res.Line, res.Error = StatusError, ln.n, &ErrorBody{Code: ae.code, Message: ae.msg}
 			}
-			s.m.countDoc(res.Status)
+			s.m.countDoc(res.Status, res.Duplicates)
+			if s.shadow != nil && res.Status == StatusNew {
+				stored = append(stored, ln.doc)
+			}
 		}
 		out.Write(appendCheckResult(out.AvailableBuffer(), &res))
+	}
+	if len(stored) > 0 {
+		sd, st := make([]index.Doc, len(stored)), make([]string, len(stored))
+		for i, k := range stored {
+			sd[i], st[i] = docs[k], texts[k]
+		}
+		if err := s.shadowInserted(sd, st); err != nil {
+			return err
+		}
 	}
 	w.Header().Set("Content-Type", typeNDJSON)
 	w.Header().Set("Content-Length", strconv.Itoa(out.Len()))

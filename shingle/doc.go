@@ -44,6 +44,29 @@
 // Features are returned in text order with repeats: a multiset, as SimHash's
 // term weights need. MinHash and the Jaccard similarity use the set.
 //
+// # Boilerplate lines
+//
+// A Spec may carry a Boilerplate set: lines that many documents share
+// (navigation, cookie banners, footers), dropped before step 1. A line is a
+// run of the text up to "\n" (exclusive) or the end; its normalised form is
+// steps 1 to 5 applied to the line alone, and its line hash is H (step 6) of
+// that form's bytes. A line whose normalised form is not empty and whose
+// line hash is in the set is dropped together with its "\n"; the features
+// are those of what remains. When that would drop every line whose
+// normalised form is not empty, no line is dropped: a page that is all
+// template is a duplicate of the other such pages, not an empty document. Lines are found and counted with
+// Shingler.AppendLines under the spec without a set (internal/boilerplate
+// counts them over a corpus). Since "\n" separates units, the normalised
+// text of what remains is the kept lines' normalised forms joined by one
+// space (by their "\n" for Char units without FoldSpace, where spaces are
+// characters), which is how the Shingler computes it, normalising each line
+// once. BoilerplateVersion versions this definition; the set's size and
+// fingerprint, never its lines, are in the canonical form.
+//
+// Shingler.TextHash hashes the normalised text (after dropping lines) to 128
+// bits: two texts with the same hash have the same features, which is what
+// an exact-duplicate pass before MinHash needs.
+//
 // # Speed
 //
 // ASCII texts, the bulk of most corpora, skip steps 1 to 3 (they are the

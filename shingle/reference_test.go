@@ -15,6 +15,49 @@ import (
 // calls only: it shares no code with the Shingler, so agreement between the two
 // is evidence that the fast paths implement the definition.
 func reference(spec Spec, text []byte) []uint64 {
+	if spec.Boilerplate.Len() > 0 {
+		text = []byte(referenceStrip(spec, string(text)))
+	}
+	normalised := referenceNormalise(spec, text)
+	return referenceFeatures(spec, normalised)
+}
+
+// referenceStrip drops the lines of text in spec.Boilerplate, as the
+// definition says: each line ends at "\n" and is dropped, with its "\n",
+// when its normalised form is not empty and its hash is in the set, unless
+// that drops every line with a normalised form.
+func referenceStrip(spec Spec, text string) string {
+	var b strings.Builder
+	lines := strings.SplitAfter(text, "\n")
+	kept := 0
+	for _, l := range lines {
+		content := strings.TrimSuffix(l, "\n")
+		n := referenceNormalise(spec, []byte(content))
+		if n != "" && spec.Boilerplate.Contains(referenceHash(spec, n)) {
+			continue
+		}
+		if n != "" {
+			kept++
+		}
+		b.WriteString(l)
+	}
+	if kept == 0 {
+		return text // every line is boilerplate (or there is none): kept whole
+	}
+	return b.String()
+}
+
+// referenceHash is the base hash H of the definition's step 6.
+func referenceHash(spec Spec, b string) uint64 {
+	if spec.Key != nil {
+		k0, k1 := spec.Key.halves()
+		return siphash.Hash(k0, k1, []byte(b))
+	}
+	return xxh3.HashStringSeed(b, spec.Seed)
+}
+
+// referenceNormalise is steps 1 to 5 of the definition: the normalised text.
+func referenceNormalise(spec Spec, text []byte) string {
 	// 1. Decoding: each invalid byte stands for U+FFFD.
 	var runes []rune
 	for _, r := range string(text) {
@@ -43,15 +86,12 @@ func reference(spec Spec, text []byte) []uint64 {
 		sepPending = false
 		out = append(out, c)
 	}
-	normalised := string(out)
+	return string(out)
+}
 
-	H := func(b string) uint64 {
-		if spec.Key != nil {
-			k0, k1 := spec.Key.halves()
-			return siphash.Hash(k0, k1, []byte(b))
-		}
-		return xxh3.HashStringSeed(b, spec.Seed)
-	}
+// referenceFeatures is step 6 of the definition.
+func referenceFeatures(spec Spec, normalised string) []uint64 {
+	H := func(b string) uint64 { return referenceHash(spec, b) }
 	var feats []uint64
 	if normalised == "" {
 		return feats

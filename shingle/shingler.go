@@ -7,8 +7,10 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/dchest/siphash"
+	"github.com/zeebo/xxh3"
 	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
@@ -51,6 +53,8 @@ type Shingler struct {
 	spans    *unitSpans  // its scratch, or nil
 
 	norm  []byte  // normalised text, followed by slack spaces
+	lines []byte  // the normalised kept lines being joined (normaliseLines)
+	memo  memo    // what TextHash left in norm
 	valid []byte  // text or segment with invalid UTF-8 replaced
 	nfkc  []byte  // NFKC output (non-ASCII texts only)
 	fold  []byte  // case-folding output (non-ASCII texts only)
@@ -265,8 +269,24 @@ func (s *Shingler) features(dst []uint64, text []byte) []uint64 {
 }
 
 // normalise writes the normalised text to s.norm, followed by slack spaces,
-// and returns its length and whether it is ASCII.
+// and returns its length and whether it is ASCII: the text's lines in the
+// spec's Boilerplate dropped first, if it has one. When TextHash has just
+// normalised this same text, s.norm already holds it.
 func (s *Shingler) normalise(text []byte) (int, bool) {
+	if m := s.memo; m.ok {
+		s.memo.ok = false
+		if m.len == len(text) && m.ptr == unsafe.SliceData(text) && m.sum == xxh3.Hash(text) {
+			return m.n, m.ascii
+		}
+	}
+	if s.spec.Boilerplate.Len() > 0 {
+		return s.normaliseLines(text)
+	}
+	return s.normaliseText(text)
+}
+
+// normaliseText is normalise without boilerplate lines and the memo.
+func (s *Shingler) normaliseText(text []byte) (int, bool) {
 	if n, ok := s.foldASCII(text); ok {
 		return n, true
 	}

@@ -3,6 +3,7 @@ package shingle
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -122,6 +123,14 @@ type Spec struct {
 	// Key, when non-nil, replaces xxh3 with SipHash-2-4 under this secret
 	// key. Default nil (unkeyed xxh3).
 	Key *Key
+	// Boilerplate, when it holds lines, is the set of lines dropped from a
+	// text before it is shingled (see doc.go, "Boilerplate lines"): its line
+	// hashes must have been made under this spec's normalisation and hash
+	// (Shingler.AppendLines of a spec without them). Its count and
+	// fingerprint are part of the canonical form; the lines are not. Default
+	// nil (no line is dropped; the spec's canonical form and fingerprint are
+	// those of a spec without the field).
+	Boilerplate *Boilerplate
 }
 
 // Presets. Each documents its choices; see doc.go for the reasoning.
@@ -183,8 +192,15 @@ func (s Spec) Validate() error {
 //
 // Flags appear in the fixed order nfkc, casefold, punct, space, digits ("-"
 // when none). A keyed spec shows "siphash:" and the key's fingerprint in hex,
-// never the key. Parse accepts this form back (except for keyed specs, whose key
-// must be supplied separately).
+// never the key. A spec that drops boilerplate lines ends in a sixth part,
+// "boilerplate:<BoilerplateVersion>:<lines>:<set fingerprint in hex>", for
+// example
+//
+//	v1/word:5/nfkc,casefold,punct,space/xxh3:0/unicode:15.0.0/boilerplate:1:52:9a0c5e31d2f47b86
+//
+// Parse accepts this form back except for keyed specs, whose key must be
+// supplied separately, and specs with boilerplate lines, whose set must be
+// (ParseCanonical takes both).
 func (s Spec) String() string {
 	var b strings.Builder
 	b.WriteString("v")
@@ -218,6 +234,10 @@ func (s Spec) String() string {
 	}
 	b.WriteString("/unicode:")
 	b.WriteString(UnicodeVersion)
+	if s.Boilerplate.Len() > 0 {
+		b.WriteString("/")
+		b.WriteString(s.Boilerplate.canonical())
+	}
 	return b.String()
 }
 
@@ -250,6 +270,9 @@ func Parse(text string) (Spec, error) {
 		return s, s.Validate()
 	}
 	parts := strings.Split(text, "/")
+	if len(parts) == 6 && strings.HasPrefix(parts[5], "boilerplate:") {
+		return Spec{}, fmt.Errorf("%w: %q: the boilerplate lines of a spec are not in its canonical form; supply them (ParseCanonical)", ErrInvalidSpec, text)
+	}
 	if len(parts) != 5 || parts[0] != "v"+strconv.Itoa(Version) {
 		return Spec{}, fmt.Errorf("%w: %q: want a preset (prose, code, cjk, web), word:N, char:N, token:N or a v%d canonical form", ErrInvalidSpec, text, Version)
 	}
@@ -293,4 +316,47 @@ func Parse(text string) (Spec, error) {
 		return Spec{}, fmt.Errorf("%w: %q: made with Unicode tables %q, this build has %s", ErrInvalidSpec, text, parts[4], UnicodeVersion)
 	}
 	return s, s.Validate()
+}
+
+// ParseCanonical rebuilds the spec whose canonical form (String) is text,
+// given the key of a keyed spec and the boilerplate set of a spec that drops
+// lines (each ignored, and may be nil, when the form shows none). It checks
+// that they are the ones the form names: a key of another fingerprint, or a
+// set of another size or fingerprint, is an error wrapping ErrInvalidSpec,
+// as is any text that is not a canonical form.
+func ParseCanonical(text string, key *Key, bp *Boilerplate) (Spec, error) {
+	parts := strings.Split(text, "/")
+	hasBP := len(parts) == 6 && strings.HasPrefix(parts[5], "boilerplate:")
+	keyed := len(parts) >= 5 && strings.HasPrefix(parts[3], "siphash:")
+	switch {
+	case hasBP && bp.Len() == 0:
+		return Spec{}, fmt.Errorf("%w: %q drops boilerplate lines; their set is needed", ErrInvalidSpec, text)
+	case keyed && key == nil:
+		return Spec{}, fmt.Errorf("%w: %q is keyed; its key is needed", ErrInvalidSpec, text)
+	}
+	base := parts
+	if hasBP {
+		base = parts[:5]
+	}
+	if keyed {
+		base = slices.Clone(base)
+		base[3] = "xxh3:0"
+	}
+	if len(base) != 5 {
+		return Spec{}, fmt.Errorf("%w: %q is not a canonical form", ErrInvalidSpec, text)
+	}
+	spec, err := Parse(strings.Join(base, "/"))
+	if err != nil {
+		return Spec{}, err
+	}
+	if keyed {
+		spec.Seed, spec.Key = 0, key
+	}
+	if hasBP {
+		spec.Boilerplate = bp
+	}
+	if got := spec.String(); got != text {
+		return Spec{}, fmt.Errorf("%w: %q: the key and lines given make %q", ErrInvalidSpec, text, got)
+	}
+	return spec, nil
 }

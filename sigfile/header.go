@@ -330,15 +330,24 @@ func (h Header) Validate() error {
 }
 
 // checkSpecForm checks the outline of a shingle spec's canonical form
-// (v<version>/<unit>:<n>/<flags>/<hash>/unicode:<version>), not its values:
+// (v<version>/<unit>:<n>/<flags>/<hash>/unicode:<version>, and
+// /boilerplate:… for a spec that drops boilerplate lines), not its values:
 // a file made with other Unicode tables is still readable, and ShingleSpec
 // says why its spec cannot be rebuilt.
 func checkSpecForm(s string) error {
-	if len(s) == 0 || len(s) > maxCanonical || !utf8.ValidString(s) || strings.Count(s, "/") != 4 || s[0] != 'v' {
-		return fmt.Errorf("%w: shingle spec %q is not a canonical form (v1/<unit>:<n>/<flags>/<hash>/unicode:<version>, at most %d bytes)",
+	slashes := strings.Count(s, "/")
+	if len(s) == 0 || len(s) > maxCanonical || !utf8.ValidString(s) || s[0] != 'v' ||
+		!(slashes == 4 || slashes == 5 && hasBoilerplate(s)) {
+		return fmt.Errorf("%w: shingle spec %q is not a canonical form (v1/<unit>:<n>/<flags>/<hash>/unicode:<version>[/boilerplate:…], at most %d bytes)",
 			ErrInvalidHeader, s, maxCanonical)
 	}
 	return nil
+}
+
+// hasBoilerplate reports whether the canonical form s names a boilerplate
+// set (its last part begins "boilerplate:").
+func hasBoilerplate(s string) bool {
+	return strings.HasPrefix(s[strings.LastIndexByte(s, '/')+1:], "boilerplate:")
 }
 
 // Params returns the canonical form of the sketch params: MinHash.String()
@@ -396,6 +405,9 @@ func (h Header) String() string {
 // spec needs its key, whose fingerprint must match the one in the file
 // (key is ignored for an unkeyed spec). Errors wrap ErrSpecMismatch.
 func (h Header) ShingleSpec(key *shingle.Key) (shingle.Spec, error) {
+	if hasBoilerplate(h.Spec) {
+		return shingle.Spec{}, fmt.Errorf("%w: the signatures are made under %s, which drops boilerplate lines; pass their set (ShingleSpecLines)", ErrSpecMismatch, h.Spec)
+	}
 	canon := h.Spec
 	parts := strings.Split(canon, "/")
 	keyed := len(parts) == 5 && strings.HasPrefix(parts[3], "siphash:")
@@ -418,6 +430,19 @@ func (h Header) ShingleSpec(key *shingle.Key) (shingle.Spec, error) {
 			return shingle.Spec{}, fmt.Errorf("%w: the signatures are made under %s; the key given has fingerprint %016x", ErrSpecMismatch, h.Spec, key.Fingerprint())
 		}
 		return shingle.Spec{}, fmt.Errorf("%w: the spec %s is not in canonical form (%s)", ErrSpecMismatch, h.Spec, got)
+	}
+	return spec, nil
+}
+
+// ShingleSpecLines is ShingleSpec for any spec, one that drops boilerplate
+// lines included: given the key of a keyed spec and the boilerplate set of
+// one that drops lines (each may be nil when the spec has none), it
+// rebuilds the spec and checks that the key and set are those the header
+// names (shingle.ParseCanonical). Errors wrap ErrSpecMismatch.
+func (h Header) ShingleSpecLines(key *shingle.Key, bp *shingle.Boilerplate) (shingle.Spec, error) {
+	spec, err := shingle.ParseCanonical(h.Spec, key, bp)
+	if err != nil {
+		return shingle.Spec{}, fmt.Errorf("%w: the spec %s cannot be rebuilt: %w", ErrSpecMismatch, h.Spec, err)
 	}
 	return spec, nil
 }

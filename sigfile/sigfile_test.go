@@ -457,3 +457,53 @@ func TestLegacy(t *testing.T) {
 		t.Fatalf("legacy cut inside a record: got %v; want ErrCorrupt", err)
 	}
 }
+
+// TestBoilerplateSpec: signatures made under a spec that drops boilerplate
+// lines are written with its canonical form (the set's size and
+// fingerprint), read back, and checked against the spec; the spec is
+// rebuilt only with its set.
+func TestBoilerplateSpec(t *testing.T) {
+	spec := shingle.Web
+	spec.Boilerplate = shingle.NewBoilerplate([]uint64{11, 22, 33})
+	other := shingle.Web
+	other.Boilerplate = shingle.NewBoilerplate([]uint64{11, 22})
+	p := minhash.Params{K: 16}
+	p.EnsureDefaults()
+	path := filepath.Join(t.TempDir(), "bp.ndsf")
+	w, err := sigfile.Create(path, sigfile.MinHashHeader(spec, p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add([]byte("a"), make([]uint64, p.Words())); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := sigfile.Open(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	if h.Spec != spec.String() || !strings.Contains(h.Spec, "/boilerplate:1:3:") {
+		t.Fatalf("header spec %q; want %q", h.Spec, spec)
+	}
+	if err := r.CheckMinHash(spec, p); err != nil {
+		t.Errorf("check against its own spec: %v", err)
+	}
+	for _, s := range []shingle.Spec{shingle.Web, other} {
+		if err := r.CheckMinHash(s, p); !errors.Is(err, sigfile.ErrSpecMismatch) {
+			t.Errorf("check against %s: %v; want ErrSpecMismatch", s, err)
+		}
+	}
+	if _, err := h.ShingleSpec(nil); !errors.Is(err, sigfile.ErrSpecMismatch) {
+		t.Errorf("ShingleSpec without the set: %v; want ErrSpecMismatch", err)
+	}
+	if got, err := h.ShingleSpecLines(nil, spec.Boilerplate); err != nil || got.Fingerprint() != spec.Fingerprint() {
+		t.Errorf("ShingleSpecLines with the set: %v, %v", got, err)
+	}
+	if _, err := h.ShingleSpecLines(nil, other.Boilerplate); !errors.Is(err, sigfile.ErrSpecMismatch) {
+		t.Errorf("ShingleSpecLines with another set: %v; want ErrSpecMismatch", err)
+	}
+}

@@ -49,34 +49,41 @@ type Config struct {
 	Out           string // output directory
 	SingleFile    bool   // each output one file, by one worker, under neardup dedup's name; else shards
 	ShardLines    int    // lines a pairs.tsv shard aims at (Options.ShardLines, resolved)
+	// KeptName is the name of the kept records' file (before sharding):
+	// kept.jsonl, or for WARC and WET splits kept.warc.gz or
+	// kept.warc.wet.gz, their gzip members byte for byte, as neardup dedup
+	// names it (corpus.KeptExtensionOf).
+	KeptName string
 }
 
 // CorpusConfig is corpus.Options without the standard input.
 type CorpusConfig struct {
 	Format                        string // corpus.Options.Format, as a string
-	IDField, TextField, KeepField string // corpus.Options' field names
+	IDField, TextField, KeepField string // corpus.Options' field names (IDField: record-id or uri for WARC and WET)
 	MaxRecordBytes, BatchBytes    int    // corpus.Options' sizes, in bytes; 0 for the defaults
 	SkipBad                       bool   // corpus.Options.SkipBad: skip bad records instead of failing
+	HTML                          bool   // corpus.Options.HTML: texts are HTML, their visible text is shingled
 }
 
 func newCorpusConfig(o *corpus.Options) CorpusConfig {
 	return CorpusConfig{Format: string(o.Format), IDField: o.IDField, TextField: o.TextField, KeepField: o.KeepField,
-		MaxRecordBytes: o.MaxRecordBytes, BatchBytes: o.BatchBytes, SkipBad: o.SkipBad}
+		MaxRecordBytes: o.MaxRecordBytes, BatchBytes: o.BatchBytes, SkipBad: o.SkipBad, HTML: o.HTML}
 }
 
 func (c *CorpusConfig) options() *corpus.Options {
 	return &corpus.Options{Format: corpus.Format(c.Format), IDField: c.IDField, TextField: c.TextField, KeepField: c.KeepField,
-		MaxRecordBytes: c.MaxRecordBytes, BatchBytes: c.BatchBytes, SkipBad: c.SkipBad}
+		MaxRecordBytes: c.MaxRecordBytes, BatchBytes: c.BatchBytes, SkipBad: c.SkipBad, HTML: c.HTML}
 }
 
 // shardName returns the name of output shard i of n for a base name such as
-// "kept.jsonl": the name itself under SingleFile, else "kept-00003-of-00010.jsonl".
+// "kept.jsonl": the name itself under SingleFile, else
+// "kept-00003-of-00010.jsonl" (and "kept-00003-of-00010.warc.gz").
 func (c *Config) shardName(base string, i, n int) string {
 	if c.SingleFile {
 		return base
 	}
-	ext := filepath.Ext(base)
-	return fmt.Sprintf("%s-%05d-of-%05d%s", strings.TrimSuffix(base, ext), i, n, ext)
+	stem, ext, _ := strings.Cut(base, ".")
+	return fmt.Sprintf("%s-%05d-of-%05d.%s", stem, i, n, ext)
 }
 
 // expandInputs turns the command's inputs into splits: a pattern with glob

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -16,6 +18,8 @@ import (
 
 	"github.com/neardup/neardup/beam/cc"
 	"github.com/neardup/neardup/beam/internal/files"
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
@@ -95,10 +99,21 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if job.Sketch.Kind == sketch.SimHash && job.Sketch.SimHash.Params.Weighting == sigfile.TFIDF {
 		return nil, fmt.Errorf("%w: --weight tfidf is not supported by %s: its document frequencies need a pass of their own over the corpus and a table shipped to every worker; TF weighting measured better on near duplicates (BENCHMARKS.md), or run neardup dedup", jobspec.ErrInvalidOptions, Tool)
 	}
+	if dopts.Boilerplate != jobspec.BoilerplateOff {
+		return nil, fmt.Errorf("%w: --boilerplate %s is counted on one machine: run neardup boilerplate (or neardup dedup --boilerplate, which writes boilerplate.tsv) and give %s the file with --boilerplate-lines", jobspec.ErrInvalidOptions, dopts.Boilerplate, Tool)
+	}
 	if err := checkOptions(o); err != nil {
 		return nil, err
 	}
 	splits, err := expandInputs(ctx, inputs)
+	if err != nil {
+		return nil, err
+	}
+	keptName, err := keptName(splits, &dopts.Corpus)
+	if err != nil {
+		return nil, err
+	}
+	bp, err := readBoilerplate(ctx, dopts.BoilerplateLines, &job)
 	if err != nil {
 		return nil, err
 	}
@@ -134,7 +149,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		defer files.RemoveAll(ctx, work)
 	}
 	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: job, Out: outDir, SingleFile: o.SingleFile,
-		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts)))}
+		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), KeptName: keptName}
 
 	var timings []jobspec.Timing
 	runJob := func(name string, p *beam.Pipeline) error {
@@ -194,6 +209,7 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		}
 	}
 	rep := jobspec.NewReport(Tool, inputs, &dopts, &c.Job)
+	rep.Boilerplate = bp
 	fillReport(rep, &c, st)
 	rep.Timings = timings
 	rep.PeakRSSBytes = peakRSS()
@@ -206,6 +222,42 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	return rep, nil
+}
+
+// keptName returns the name of the kept records' file for the splits, as
+// neardup dedup names it: kept.jsonl, or kept.warc.gz (kept.warc.wet.gz)
+// for WARC (WET) splits. Remote splits are judged by their names.
+func keptName(splits []string, o *corpus.Options) (string, error) {
+	var ext string
+	var err error
+	if slices.ContainsFunc(splits, isRemote) {
+		ext, err = corpus.KeptExtensionOf(splits, o.Format)
+	} else {
+		ext, err = corpus.KeptExtension(splits, o)
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(jobspec.KeptFile, ".jsonl") + ext, nil
+}
+
+// readBoilerplate reads the lines file path (local or remote), counted
+// under j's spec, and puts its set in j's spec; it returns what it read,
+// or nil for no file.
+func readBoilerplate(ctx context.Context, path string, j *jobspec.Job) (*boilerplate.Result, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := files.ReadFile(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: --boilerplate-lines: %w", jobspec.ErrInvalidOptions, err)
+	}
+	res, err := boilerplate.ReadLines(bytes.NewReader(data), path, j.Sketch.Spec)
+	if err != nil {
+		return nil, err
+	}
+	j.Sketch.Spec.Boilerplate = res.Set
+	return res, nil
 }
 
 // Defaults and limits of Options.
@@ -324,27 +376,19 @@ func fillReport(rep *jobspec.Report, c *Config, st Stats) {
 	slices.SortFunc(st.Splits, func(a, b SplitStats) int { return a.Split - b.Split })
 	cnt := &rep.Counts
 	var hash minhash.Metrics
-	// dedup numbers documents up to the last record the reader handed out:
-	// records skipped at the very end of the inputs are not counted.
-	last := -1
-	for i, sp := range st.Splits {
-		if sp.Emitted > 0 {
-			last = i
-		}
-	}
-	for i, sp := range st.Splits {
+	// Every record read is a document, bad ones included (those the reader
+	// skips at the very end too, as neardup dedup counts them).
+	for _, sp := range st.Splits {
 		cnt.Empty += sp.Empty
 		cnt.InputBytes += sp.Bytes
-		switch {
-		case i < last:
-			cnt.Documents += sp.Records
-			cnt.Bad += sp.ReaderBad + sp.ParseBad
-		case i == last:
-			cnt.Documents += sp.LastLocal + 1
-			cnt.Bad += sp.LastLocal + 1 - sp.Emitted + sp.ParseBad
-		}
+		cnt.Documents += sp.Records
+		cnt.Bad += sp.ReaderBad + sp.ParseBad
+		cnt.Skipped += sp.Skipped
 		hash = hash.Add(sp.Hash)
 	}
+	// This job has no exact-duplicate pass: it signs every document (the
+	// outputs are neardup dedup's either way).
+	rep.Config.ExactPass = false
 	rep.Signatures = jobspec.NewSignatureReport(hash)
 	cnt.Candidates = st.Candidates
 	exact := c.Job.Verify == jobspec.VerifyExact

@@ -21,6 +21,7 @@ type SplitStats struct {
 	ParseBad  int64           // records that failed to parse (under SkipBad)
 	Empty     int64           // documents without features
 	Bytes     int64           // record bytes read, decompressed
+	Skipped   int64           // WARC and WET records that are not documents (corpus Stats.Skipped)
 	Hash      minhash.Metrics // the signing metrics of the split's documents
 }
 
@@ -32,6 +33,11 @@ func eachRecord(ctx context.Context, c *Config, i int, fn func(rec *corpus.Recor
 		return corpus.Stats{}, err
 	}
 	defer cleanup()
+	return eachRecordAt(ctx, c, path, fn)
+}
+
+// eachRecordAt is eachRecord for a split already at a local path.
+func eachRecordAt(ctx context.Context, c *Config, path string, fn func(rec *corpus.Record) (bool, error)) (corpus.Stats, error) {
 	r, err := corpus.NewReader([]string{path}, c.Corpus.options())
 	if err != nil {
 		return corpus.Stats{}, err
@@ -146,7 +152,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	}
 	batches.flush()
 	fps.flush()
-	st.Records, st.ReaderBad, st.Bytes = rs.Records, rs.Bad, rs.Bytes
+	st.Records, st.ReaderBad, st.Bytes, st.Skipped = rs.Records, rs.Bad, rs.Bytes, rs.Skipped
 	st.Hash = k.Metrics()
 	stats(st)
 	return nil

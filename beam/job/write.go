@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/zeebo/xxh3"
@@ -286,6 +287,20 @@ func (f *writeKeptFn) ProcessElement(ctx context.Context, shard int, splits func
 		return err
 	}
 	var doc corpus.Document
+	if f.C.KeptName != jobspec.KeptFile {
+		return writeOutput(ctx, f.C.Out, f.C.shardName(f.C.KeptName, shard, f.Shards), func(w *bufio.Writer) error {
+			var n int64
+			for _, sp := range sps {
+				m, err := f.copyWARC(ctx, w, sp, removed, parser)
+				if err != nil {
+					return err
+				}
+				n += m
+			}
+			kept(n)
+			return nil
+		})
+	}
 	return writeOutput(ctx, f.C.Out, f.C.shardName(jobspec.KeptFile, shard, f.Shards), func(w *bufio.Writer) error {
 		cw, err := corpus.NewWriter(w, f.C.Corpus.options())
 		if err != nil {
@@ -311,4 +326,33 @@ func (f *writeKeptFn) ProcessElement(ctx context.Context, shard int, splits func
 		kept(cw.Count())
 		return nil
 	})
+}
+
+// copyWARC writes the kept records of WARC or WET split sp to w as
+// corpus.CopyKept writes them (each record's gzip member byte for byte): it
+// reads the split once to list them — every document handed out, less the
+// removed and, under SkipBad, those that fail to parse — and once to copy
+// them. It returns how many it wrote.
+func (f *writeKeptFn) copyWARC(ctx context.Context, w io.Writer, sp int, removed []uint64, parser *corpus.Parser) (int64, error) {
+	path, cleanup, err := localize(ctx, f.C.Splits[sp])
+	if err != nil {
+		return 0, err
+	}
+	defer cleanup()
+	var keep corpus.Indices
+	var doc corpus.Document
+	_, err = eachRecordAt(ctx, &f.C, path, func(rec *corpus.Record) (bool, error) {
+		if _, found := slices.BinarySearch(removed, ord(sp, rec.Index)); found {
+			return true, nil
+		}
+		if f.C.Corpus.SkipBad && parser.Parse(rec, &doc) != nil {
+			return true, nil
+		}
+		keep = append(keep, rec.Index)
+		return true, nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return corpus.CopyKept(ctx, w, []string{path}, f.C.Corpus.options(), keep)
 }

@@ -29,24 +29,34 @@ func newDedupCmd(io IO) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "dedup [flags] INPUT...",
 		Short: "Find near-duplicate documents and keep one per cluster",
-		Long: `dedup reads JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin),
-finds every pair of documents whose Jaccard similarity reaches the threshold,
-groups them into clusters and writes, into --out:
+		Long: `dedup reads JSONL, Parquet or text corpora, directories of files, or WARC and
+WET files of web crawls (gzip/zstd by extension, - for stdin; --html takes
+texts as HTML), finds every pair of documents whose Jaccard similarity reaches
+the threshold, groups them into clusters and writes, into --out:
 
   kept.jsonl      the input records of the kept documents, untouched
+                  (kept.warc.gz, or kept.warc.wet.gz, for WARC or WET input:
+                  the kept records' gzip members byte for byte)
   clusters.jsonl  one cluster a line: its kept document and members
   pairs.tsv       one verified pair a line: idA, idB, estimate, exact Jaccard
   report.json     counts, configuration, histograms, timings, peak memory
   report.html     the same as a page: S-curve, histograms, sample clusters
+  boilerplate.tsv with --boilerplate: the lines dropped (for --boilerplate-lines)
 
-With --golden TRUTH, the run is scored against a truth file (eval truth):
-precision, recall by similarity band, adjusted Rand index, in both reports.
+Documents whose normalised text an earlier one has are exact copies: they join
+its cluster without being signed (--exact-pass; the outputs are the same).
+With --boilerplate auto|N, a first pass finds the lines in at least N
+documents (navigation, banners, footers; auto chooses N) and drops them before
+shingling. With --golden TRUTH, the run is scored against a truth file (eval
+truth): precision, recall by similarity band, adjusted Rand index, in both
+reports.
 
 The outputs appear only once all are complete: a run that fails leaves none.
 Ids must be unique: a repeated id is an error naming the file and line of its
 second occurrence, or with --skip-bad that record is skipped as bad (and
 listed in --bad-out).`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
+  neardup dedup --boilerplate auto --id-field uri --shingle web -o out CC-MAIN-*.warc.gz
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
   neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
 		Args: cobra.MinimumNArgs(1),
@@ -76,8 +86,15 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		fmt.Fprintf(io.Err, "neardup: warning: %s\n", w)
 	}
 	c := rep.Counts
-	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
-		c.Documents, c.Empty, c.Bad, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	skipped := ""
+	if c.Skipped > 0 {
+		skipped = fmt.Sprintf(", %d WARC records not documents", c.Skipped)
+	}
+	fmt.Fprintf(io.Out, "documents %d (empty %d, bad %d, exact copies %d%s)  candidates %d  verified pairs %d  clusters %d  removed %d  kept %d  in %.2fs\n",
+		c.Documents, c.Empty, c.Bad, c.ExactDuplicates, skipped, c.Candidates, c.VerifiedPairs, c.Clusters, c.Removed, c.Kept, rep.WallSeconds)
+	if b := rep.Boilerplate; b != nil {
+		fmt.Fprintf(io.Out, "boilerplate: %d lines dropped from %d (document, line) pairs; %s\n", b.Lines, b.Dropped, b.Reason)
+	}
 	if sc := rep.Config.SimHash; sc != nil {
 		fmt.Fprintf(io.Out, "simhash %s, Hamming distance ≤ %d, %d blocks (%d tables): recall %.4f at J = %.2f by the unit-weight model; outputs in %s\n",
 			sc.Weight, sc.Hamming, sc.Blocks, sc.Tables, rep.ExpectedRecall, rep.Config.Threshold, out)

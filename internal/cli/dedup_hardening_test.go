@@ -41,7 +41,7 @@ func TestDedupRepeatedIDs(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("--skip-bad: exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "documents 200 (empty 0, bad 3)") {
+	if !strings.Contains(stdout, "documents 200 (empty 0, bad 3, ") {
 		t.Errorf("summary %q; want 200 documents, 3 bad", stdout)
 	}
 	pairs, err := os.ReadFile(filepath.Join(out, "pairs.tsv"))
@@ -114,7 +114,7 @@ func TestDedupBadOut(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	if !strings.Contains(stdout, "documents 3000 (empty 0, bad 5)") {
+	if !strings.Contains(stdout, "documents 3000 (empty 0, bad 5, ") {
 		t.Errorf("summary %q; want 3000 documents, 5 bad", stdout)
 	}
 	got, err := os.ReadFile(bad)

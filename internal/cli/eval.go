@@ -19,6 +19,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/jobspec"
@@ -51,6 +52,7 @@ type evalTruthOptions struct {
 	shingle   string
 	workers   int
 	corpus    corpusFlags
+	bp        boilerplateFlags
 	badOut    badOutFlag
 }
 
@@ -60,6 +62,7 @@ func (o *evalTruthOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.shingle, "shingle", "prose", "shingling spec, as for dedup: prose, code, cjk, web, word:N, char:N or token:N")
 	fs.IntVar(&o.workers, "workers", 0, "worker goroutines (default: all cores)")
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	o.badOut.AddFlags(fs)
 }
 
@@ -76,7 +79,9 @@ over all pairs, on every core. The output is deterministic: a header line
   # neardup eval truth threshold=0.5 documents=N spec=...
 
 then one pair a line, idA<TAB>idB<TAB>J, idA < idB bytewise, sorted, J with
-the digits that read back to the exact float64. Ids must be unique: a repeated
+the digits that read back to the exact float64 (the spec names the
+boilerplate set dropped under --boilerplate or --boilerplate-lines, as dedup
+drops it). Ids must be unique: a repeated
 id is an error naming the file and line of its second occurrence, or with
 --skip-bad that record is skipped as bad. The file appears only when the run
 succeeds.
@@ -107,6 +112,15 @@ past the machine's memory, compute the truth of a sample.`,
 			if err != nil {
 				return err
 			}
+			if err := o.badOut.check(copts.SkipBad); err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &copts, spec, boilerplate.DefaultMemory, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			describeBoilerplate(io.Err, res)
 			return runEvalTruth(cmd.Context(), io, args, o, spec, copts)
 		},
 	}

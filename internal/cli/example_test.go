@@ -14,7 +14,9 @@ import (
 
 // Main runs a command line with injected standard streams and returns the
 // exit code. Here, dedup reads three documents from standard input ("-"),
-// finds the two near duplicates and writes its outputs into a directory.
+// finds the two duplicates (exact copies to the prose spec, which folds
+// case and punctuation: found by the exact pass, without candidates) and
+// writes its outputs into a directory.
 func ExampleMain() {
 	dir, err := os.MkdirTemp("", "neardup-cli-example-*")
 	if err != nil {
@@ -39,7 +41,7 @@ func ExampleMain() {
 	fmt.Print(string(clusters))
 	// Output:
 	// exit 0
-	// documents 3 (empty 0, bad 0)  candidates 1  verified pairs 1  clusters 1  removed 1  kept 2
+	// documents 3 (empty 0, bad 0, exact copies 1)  candidates 0  verified pairs 1  clusters 1  removed 1  kept 2
 	// bands 16 × 6 rows: recall 0.9923 at J = 0.80
 	// {"cluster":0,"size":2,"kept":"a","members":["a","b"]}
 }

@@ -62,6 +62,7 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
 		"seed": {"-1"}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
 		"sketch": {"lsh", ""}, "weight": {"bm25", "tfidf"}, "hamming": {"9", "-1", "3"}, "blocks": {"-1", "8"},
+		"html": {}, "exact-pass": {}, "boilerplate": {"0", "1", "-1", "x", "always"}, "boilerplate-lines": {missing},
 		"bad-out": {"x", "-"},
 	})
 }
@@ -99,7 +100,7 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"background": {"0", "-0.1", "0.9"}, "duplicates": {"0", "-1", "1e7"}, "key-bits": {"0", "8", "65"},
 		"num-perm": {"-1", "100000"}, "bits": {"3", "-1"}, "scheme": {"nope"}, "sample": {missing},
 		"sample-floor": {}, "sample-draws": {}, "shingle": {}, "workers": {"-1", "5000"}, "json": {},
-		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {},
+		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {}, "html": {},
 		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 	// The sample's flags matter with --sample only.
@@ -108,7 +109,7 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"fn-weight": {}, "memory": {}, "docs-per-second": {}, "background": {}, "duplicates": {}, "key-bits": {},
 		"num-perm": {}, "bits": {}, "scheme": {}, "sample": {}, "json": {},
 		"sample-floor": {"0", "0.9", "-1"}, "sample-draws": {"0", "-5"}, "shingle": {"word:0"}, "workers": {"-1"},
-		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"},
+		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"}, "html": {},
 		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 }

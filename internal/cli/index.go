@@ -206,7 +206,7 @@ func newIndexCmd(io IO) *cobra.Command {
 directory holding every document's signature, its LSH band postings and the
 spec and params fingerprints it was made with.`,
 	}
-	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io))
+	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io))
 	for _, c := range cmd.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
@@ -217,6 +217,7 @@ spec and params fingerprints it was made with.`,
 type indexBuildOptions struct {
 	index   indexFlags
 	corpus  corpusFlags
+	bp      boilerplateFlags
 	memory  string
 	workers int
 	quiet   bool
@@ -226,6 +227,7 @@ type indexBuildOptions struct {
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	o.index.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	o.badOut.AddFlags(fs)
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
@@ -246,6 +248,10 @@ Every document is stored (near duplicates too; use neardup dedup first to
 drop them). Ids must be unique: a repeated id fails the build naming
 the file and line of both occurrences, or with --skip-bad the later record is
 skipped as bad (and listed in --bad-out). Texts without any shingle are skipped.
+
+With --boilerplate (a first pass over the inputs counts the lines many
+documents share) or --boilerplate-lines, those lines are dropped before
+shingling, and the index stores their set: neardup serve drops them too.
 
 The index is marked "build in progress" until the build is complete: an
 interrupted build (the process killed, the disk full) leaves an index that
@@ -286,6 +292,21 @@ index commands read it from the index.`,
 			bopts := &index.BuildOptions{Memory: mem}
 			if err := bopts.Validate(); err != nil {
 				return usageError{err}
+			}
+			// Boilerplate lines go into the spec, which the index stores
+			// with its set: the service then drops the same lines.
+			spec, _, err := o.index.sketch.build()
+			if err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &copts, spec, mem, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			if res != nil {
+				iopts.Spec = spec
+				describeBoilerplate(io.Out, res)
 			}
 			return runIndexBuild(cmd.Context(), io, o, args, &iopts, &copts, bopts)
 		},

@@ -69,7 +69,7 @@ LSH banding and exact verification, and keeps one document per cluster.`,
 	root.SetErr(io.Err)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newDedupCmd(io), newSignCmd(io), newEvalCmd(io), newPlanCmd(io), newServeCmd(io), newIndexCmd(io), newQueryCmd(io), newCheckCmd(io))
-	root.AddCommand(newTuneCmd(io))
+	root.AddCommand(newTuneCmd(io), newBoilerplateCmd(io))
 	root.AddCommand(newVersionCmd(io))
 	root.Version = dedup.Version // --version, printed by the template below
 	root.SetVersionTemplate(versionText())

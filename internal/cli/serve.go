@@ -36,6 +36,10 @@ type serveOptions struct {
 	preload         bool
 	repackInterval  time.Duration
 	metricsAuth     bool
+	shadowData      string
+	shadowQueue     int
+	golden          goldenFlags // serve_golden.go
+	memoryIndex     bool
 }
 
 func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
@@ -52,7 +56,21 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "on SIGTERM or SIGINT, how long to wait for requests in flight")
 	fs.BoolVar(&o.preload, "preload", false, "read the whole index into the block cache before serving (size the cache with --cache-size)")
 	fs.BoolVar(&o.metricsAuth, "metrics-auth", false, "require the bearer token on /metrics too (with --token-file or $NEARDUP_TOKEN)")
+	o.golden.AddFlags(fs)
+	fs.StringVar(&o.shadowData, "shadow-data", "", "a shadow index directory (Pebble, made by neardup index build with other bands, params or spec): every acknowledged write is journaled for it and every check also runs on it, off the latency path; GET /v1/shadow compares; neardup index promote switches it in")
+	fs.IntVar(&o.shadowQueue, "shadow-queue", server.DefaultShadowQueue, "most checks waiting for the shadow; more are dropped and counted")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
+	fs.BoolVar(&o.memoryIndex, "memory-index", false, "serve a new, empty index held in memory instead of --data or --redis: lost when the server stops")
+}
+
+// openMemory makes the new index in memory of serve --memory-index, with the
+// sketch flags of a new index.
+func openMemory(f *indexFlags, fs *pflag.FlagSet) (*index.Memory, error) {
+	o, err := f.options(fs)
+	if err != nil {
+		return nil, err
+	}
+	return index.NewMemory(&o)
 }
 
 // readTokens reads bearer tokens, one a line; blank lines and lines starting
@@ -85,6 +103,9 @@ func (o *serveOptions) build() (*server.Options, error) {
 	if o.repackInterval > 0 && o.index.redis != "" {
 		return nil, usagef("--repack-interval is for a Pebble index (--data): an index on Redis has no packed postings to repack")
 	}
+	if o.memoryIndex && (o.index.data != "" || o.index.redis != "" || o.repackInterval > 0 || o.preload) {
+		return nil, usagef("--memory-index serves a new index in memory: it excludes --data, --redis, --repack-interval and --preload")
+	}
 	for _, v := range []struct {
 		s   string
 		dst *int64
@@ -108,6 +129,12 @@ func (o *serveOptions) build() (*server.Options, error) {
 	case os.Getenv("NEARDUP_TOKEN") != "":
 		so.Tokens = []string{os.Getenv("NEARDUP_TOKEN")}
 	}
+	if o.shadowData != "" && (o.index.data == "" || o.index.redis != "") {
+		return nil, usagef("--shadow-data is for a Pebble primary (--data)")
+	}
+	if o.shadowQueue < 1 {
+		return nil, usagef("--shadow-queue %d; must be at least 1", o.shadowQueue)
+	}
 	if o.metricsAuth && len(so.Tokens) == 0 {
 		return nil, usagef("--metrics-auth needs a token (--token-file or $NEARDUP_TOKEN)")
 	}
@@ -123,15 +150,16 @@ func newServeCmd(io IO) *cobra.Command {
 		Use:   "serve --data DIR [--addr 127.0.0.1:8080] [flags]",
 		Short: "Serve the online near-duplicate API over a persistent index",
 		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
-neardup index build, or a shared index on Redis with --redis), under the
-sketch stored in the index (MinHash, or SimHash with its distance and
-weights):
+neardup index build, or a shared index on Redis with --redis), or from a new
+index in memory (--memory-index; lost when the server stops), under the sketch
+stored in the index (MinHash, or SimHash with its distance and weights):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new
   POST   /v1/documents:batch    the same for NDJSON lines, answered in NDJSON
   GET    /v1/documents/{id}     a stored document's id and metadata
   DELETE /v1/documents/{id}     delete a document
+  GET    /v1/shadow             the comparison with the shadow index (--shadow-data)
   GET    /healthz /readyz /metrics /openapi.yaml
 
 A "new" answer is sent once the document is durable (its WAL record synced); a
@@ -144,15 +172,32 @@ SIGTERM or SIGINT stop accepting requests and finish those in flight first.
 With --repack-interval (Pebble only) the server packs the postings inserts
 wrote, as neardup index repack does, in the background; shutdown interrupts a
 repack in progress, which leaves the index consistent.
+With --golden TRUTH --golden-corpus CORPUS the server checks the golden
+documents (which must be in the index) against the index at start and every
+--golden-interval, read-only, and exports recall and precision at the index's
+threshold (neardup_golden_recall, neardup_golden_precision), as neardup eval
+score would score the pairs the index finds among them.
+With --shadow-data SHADOW (an index built with other bands, params or spec)
+every acknowledged write is also journaled for the shadow (fsynced before the
+answer) and applied to it in the background, and every check also runs on it
+off the latency path (at most --shadow-queue waiting; more are dropped and
+counted); GET /v1/shadow and the neardup_shadow_* metrics compare the two.
+neardup index promote switches the shadow in (docs/shadow.md).
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
   NEARDUP_TOKEN=s3cret neardup serve --data idx --rate-limit 100
   neardup serve --data idx --repack-interval 6h
+  neardup serve --data idx --golden golden.truth --golden-corpus golden.jsonl --golden-interval 1h
+  neardup serve --data idx --shadow-data idx-b32
+  neardup serve --memory-index --threshold 0.9
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			so, err := o.build()
 			if err != nil {
+				return err
+			}
+			if err := o.golden.validate(cmd.Flags()); err != nil {
 				return err
 			}
 			return runServe(cmd.Context(), io, o, so, cmd.Flags())
@@ -168,11 +213,34 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	logger := slog.New(slog.NewTextHandler(stdio.Err, nil))
 	so.Logger = logger
 	o.index.logger = logger
-	idx, err := o.index.open(ctx, fs)
+	if o.index.data != "" {
+		if err := refusePromoted(o.index.data); err != nil {
+			return err
+		}
+	}
+	if err := o.golden.load(ctx, so); err != nil {
+		return err
+	}
+	var idx index.Index
+	var err error
+	if o.memoryIndex {
+		idx, err = openMemory(&o.index, fs)
+	} else {
+		idx, err = o.index.open(ctx, fs)
+	}
 	if err != nil {
 		return err
 	}
 	defer idx.Close()
+	if o.shadowData != "" {
+		shadow, err := openShadow(o, logger)
+		if err != nil {
+			return err
+		}
+		defer shadow.Close()
+		so.Shadow = &server.ShadowOptions{Index: shadow, Journal: server.JournalPath(o.shadowData), QueueSize: o.shadowQueue}
+		logger.Info("shadow", "dir", o.shadowData, "index", shadow.Config().String())
+	}
 	if db, ok := idx.(*index.DB); ok && o.preload {
 		start := time.Now()
 		n, err := db.Preload(ctx)
@@ -188,6 +256,9 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 		}
 	}
 	s, err := server.New(idx, so)
+	if errors.Is(err, server.ErrInvalidOptions) {
+		return usageError{err}
+	}
 	if err != nil {
 		return err
 	}
@@ -197,10 +268,25 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 	}
 	st, _ := idx.Stats(ctx)
 	logger.Info("serving", "addr", ln.Addr().String(), "documents", st.Documents, "index", idx.Config().String(), "auth", len(so.Tokens) > 0,
-		"repack_interval", so.RepackInterval)
+		"repack_interval", so.RepackInterval, "golden_documents", len(goldenDocs(so)), "golden_interval", so.GoldenInterval)
 	if err := s.Serve(ctx, ln); err != nil {
 		return err
 	}
 	logger.Info("stopped")
+	if so.Shadow != nil {
+		if err := so.Shadow.Index.Close(); err != nil {
+			return err
+		}
+	}
 	return idx.Close()
+}
+
+// openShadow opens the shadow index of --shadow-data (its stored config:
+// the sketch flags are the primary's).
+func openShadow(o *serveOptions, logger *slog.Logger) (*index.DB, error) {
+	cache, err := bytesize.Parse(o.index.cacheSize)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return openData(o.shadowData, &index.Options{MustExist: true, CacheSize: cache, Logger: logger})
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/jobspec"
@@ -29,6 +30,7 @@ type signOptions struct {
 	quiet   bool
 	sketch  sketchFlags
 	corpus  corpusFlags
+	bp      boilerplateFlags
 	badOut  badOutFlag
 }
 
@@ -39,6 +41,7 @@ func (o *signOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
 	o.sketch.AddFlags(fs)
 	o.corpus.AddFlags(fs)
+	o.bp.AddFlags(fs)
 	o.badOut.AddFlags(fs)
 }
 
@@ -60,7 +63,11 @@ table's fingerprint in the header (--df-out writes the table). --hamming and --b
 do not change fingerprints and are not used here.
 
 Ids must be unique: a repeated id is an error naming the file and line of its
-second occurrence, or with --skip-bad that record is skipped as bad.`,
+second occurrence, or with --skip-bad that record is skipped as bad.
+
+With --boilerplate (a first pass counts the lines many documents share) or
+--boilerplate-lines, those lines are dropped before shingling; the header's
+spec then names the set (its size and fingerprint).`,
 		Example: `  neardup sign -o sigs.bin testdata/articles_1000.jsonl
   neardup sign --shingle char:5 --scheme khash --num-perm 256 -o - corpus.jsonl.zst > sigs.bin
   neardup sign --sketch simhash --weight tfidf --df-out df.bin -o fps.bin corpus.jsonl`,
@@ -80,6 +87,16 @@ second occurrence, or with --skip-bad that record is skipped as bad.`,
 			if err != nil {
 				return err
 			}
+			if err := o.badOut.check(c.SkipBad); err != nil {
+				return err
+			}
+			spec, args, cleanup, res, err := o.bp.apply(cmd.Context(), io, args, &c, sc.Spec, boilerplate.DefaultMemory, o.workers)
+			if err != nil {
+				return err
+			}
+			defer cleanup()
+			describeBoilerplate(io.Err, res)
+			sc.Spec = spec
 			return runSign(cmd.Context(), io, args, o, sc, c)
 		},
 	}
@@ -316,7 +333,11 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, sc 
 		return err
 	}
 	docs -= ids.dropped
-	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, header.Spec, header.Params())
+	skipped := ""
+	if n := reader.Stats().Skipped; n > 0 {
+		skipped = fmt.Sprintf(", %d WARC records not documents", n)
+	}
+	fmt.Fprintf(stdio.Err, "signed %d documents (%d bad skipped%s) under %s, %s\n", docs, parseStats.Bad+reader.Stats().Bad+ids.dropped, skipped, header.Spec, header.Params())
 	return nil
 }
 

@@ -1,13 +1,13 @@
 // Package extsort sorts more uint64 values than fit in a memory budget: values
 // are buffered, and each full buffer is radix-sorted and written to a temporary
 // file as a run (delta-encoded uvarints); reading merges the in-memory
-// remainder with every run. The batch dedup driver uses it for packed
-// (band key | document) entries and (a | b) candidate pairs.
+// remainder with every run, with lsh.Merger (the merge the lsh package offers
+// for streaming candidates, so there is one). The batch dedup driver uses it
+// for packed (band key | document) entries and (a | b) candidate pairs.
 package extsort
 
 import (
 	"bufio"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,6 +15,7 @@ import (
 	"os"
 
 	"github.com/neardup/neardup/internal/radix"
+	"github.com/neardup/neardup/lsh"
 )
 
 // Sorter collects values and yields them sorted. It is not safe for
@@ -136,7 +137,7 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 		s.buf, s.scratch = nil, nil
 		return it, nil
 	}
-	sources := []*source{{mem: s.buf}}
+	sources := []lsh.Run{&source{mem: s.buf}}
 	for _, name := range s.runs {
 		f, err := os.Open(name)
 		if err != nil {
@@ -146,69 +147,49 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 		it.files = append(it.files, f)
 		sources = append(sources, &source{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
-	for _, src := range sources {
-		ok, err := src.next()
-		if err != nil {
-			it.Close()
-			return nil, err
-		}
-		if ok {
-			it.h = append(it.h, src)
-		}
-	}
-	heap.Init(&it.h)
+	it.merge = lsh.NewMerger(sources, unique)
 	s.buf, s.scratch, s.runs = nil, nil, nil
 	return it, nil
 }
 
+// source is a sorted run: the in-memory remainder, or a file of
+// delta-encoded uvarints.
 type source struct {
 	mem  []uint64
 	pos  int
 	f    *os.File
 	r    *bufio.Reader
 	prev uint64
-	cur  uint64
 }
 
-func (s *source) next() (bool, error) {
+// Compile-time check that a source is a run for lsh.Merger.
+var _ lsh.Run = (*source)(nil)
+
+// Next returns the run's next value, or io.EOF at its end.
+func (s *source) Next() (uint64, error) {
 	if s.r == nil {
 		if s.pos >= len(s.mem) {
-			return false, nil
+			return 0, io.EOF
 		}
-		s.cur = s.mem[s.pos]
 		s.pos++
-		return true, nil
+		return s.mem[s.pos-1], nil
 	}
 	d, err := binary.ReadUvarint(s.r)
 	if err != nil {
 		if errors.Is(err, io.EOF) {
-			return false, nil
+			return 0, io.EOF
 		}
-		return false, fmt.Errorf("extsort: read run %s: %w", s.f.Name(), err)
+		return 0, fmt.Errorf("extsort: read run %s: %w", s.f.Name(), err)
 	}
 	s.prev += d
-	s.cur = s.prev
-	return true, nil
-}
-
-type sourceHeap []*source
-
-func (h sourceHeap) Len() int           { return len(h) }
-func (h sourceHeap) Less(i, j int) bool { return h[i].cur < h[j].cur }
-func (h sourceHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *sourceHeap) Push(x any)        { *h = append(*h, x.(*source)) }
-func (h *sourceHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+	return s.prev, nil
 }
 
 // Iterator yields the sorted values. Not safe for concurrent use.
 type Iterator struct {
 	mem    []uint64 // when nothing was spilled
 	pos    int
-	h      sourceHeap
+	merge  *lsh.Merger // of the runs and the in-memory remainder, when some were spilled
 	files  []*os.File
 	runs   []string
 	unique bool
@@ -228,26 +209,17 @@ func (it *Iterator) Next() (uint64, bool) {
 		it.last, it.any = v, true
 		return v, true
 	}
-	for len(it.h) > 0 {
-		src := it.h[0]
-		v := src.cur
-		ok, err := src.next()
-		if err != nil {
-			it.err = err
-			return 0, false
-		}
-		if ok {
-			heap.Fix(&it.h, 0)
-		} else {
-			heap.Pop(&it.h)
-		}
-		if it.unique && it.any && v == it.last {
-			continue
-		}
-		it.last, it.any = v, true
-		return v, true
+	if it.merge == nil || it.err != nil {
+		return 0, false
 	}
-	return 0, false
+	v, err := it.merge.Next()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			it.err = err
+		}
+		return 0, false
+	}
+	return v, true
 }
 
 // Err returns the first error met while reading runs.

@@ -96,16 +96,33 @@ type Data struct {
 	ClusterSizes []SizeBin
 	// BucketStats is the bucket counts; Largest the largest shared
 	// buckets, capped or not, by size descending; BucketCap the cap.
-	BucketStats   []Row
-	Largest       []Bucket
-	BucketCap     int
-	Timings       []Timing
-	Golden        *Golden
+	BucketStats []Row
+	Largest     []Bucket
+	BucketCap   int
+	Timings     []Timing
+	Golden      *Golden
+	// Boilerplate, when not nil, shows the lines the run dropped.
+	Boilerplate   *Boilerplate
 	Samples       []Sample
 	WallSeconds   float64
 	PeakRSSBytes  int64
 	SamplesNote   string
 	MeasuredNotes string
+}
+
+// Boilerplate is the section on boilerplate lines: why N was chosen, a
+// few counts, and the most frequent lines.
+type Boilerplate struct {
+	Reason  string
+	Summary []Row
+	Lines   []BoilerplateLine
+}
+
+// BoilerplateLine is one dropped line and the number of documents it is in.
+type BoilerplateLine struct {
+	Docs int64
+	Hash string
+	Text string
 }
 
 // AnyCapped reports whether a bucket of Largest was over the cap.

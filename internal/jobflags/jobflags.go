@@ -1,7 +1,7 @@
 // Package jobflags is the command-line flag set of a deduplication job:
 // "neardup dedup" and "neardup-beam" register the same flags (Dedup), and
 // every neardup command that signs or reads corpora registers the groups it
-// needs (Sketch, Corpus). Each flag's value is checked against its range when
+// needs (Sketch, Corpus, Boilerplate). Each flag's value is checked against its range when
 // the flags are turned into options, before any work: a value the options
 // would read as "default" (--threshold 0, --memory 0) is refused like any
 // other out of range, with an error that names the flag, the value and the
@@ -154,21 +154,23 @@ func (f *Sketch) Parse() (shingle.Spec, minhash.Params, error) {
 }
 
 // Corpus are the flags that say how to read inputs: --format, --id-field,
-// --text-field, --skip-bad and --max-record-bytes. The zero value is ready
-// for AddFlags, which sets the defaults.
+// --text-field, --html, --skip-bad and --max-record-bytes. The zero value is
+// ready for AddFlags, which sets the defaults.
 type Corpus struct {
-	Format         string // --format: auto, jsonl, parquet, lines or dir; default "auto"
-	IDField        string // --id-field: JSON key or Parquet column of the id; default "id"
+	Format         string // --format: auto, jsonl, parquet, lines, dir, warc or wet; default "auto"
+	IDField        string // --id-field: JSON key or Parquet column of the id, or for WARC and WET record-id or uri; default "id" (record-id for WARC)
 	TextField      string // --text-field: JSON key or Parquet column of the text; default "text"
+	HTML           bool   // --html: texts are HTML, their visible text is extracted; default false
 	SkipBad        bool   // --skip-bad: count and skip bad records; default false
 	MaxRecordBytes int    // --max-record-bytes: longest record accepted, in bytes; default 64 MiB
 }
 
 // AddFlags registers the corpus flags on fs with their defaults.
 func (f *Corpus) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Format, "format", "auto", "input format: auto (by extension), jsonl, parquet, lines or dir")
-	fs.StringVar(&f.IDField, "id-field", "id", "JSON key or Parquet column of the document id (missing: the line number)")
+	fs.StringVar(&f.Format, "format", "auto", "input format: auto (by extension: .jsonl, .parquet, .txt, .warc, .wet, a directory), jsonl, parquet, lines, dir, warc or wet")
+	fs.StringVar(&f.IDField, "id-field", "id", "JSON key or Parquet column of the document id (missing: the line number); for WARC and WET: record-id (WARC-Record-ID, the default) or uri (WARC-Target-URI)")
 	fs.StringVar(&f.TextField, "text-field", "text", "JSON key or Parquet column of the document text")
+	fs.BoolVar(&f.HTML, "html", false, "the texts (JSON, Parquet, lines, files of a directory) are HTML: shingle their visible text (WARC responses always are)")
 	fs.BoolVar(&f.SkipBad, "skip-bad", false, "count and skip bad records instead of failing on the first")
 	fs.IntVar(&f.MaxRecordBytes, "max-record-bytes", 64<<20, "longest record accepted, in bytes")
 }
@@ -191,11 +193,42 @@ func (f *Corpus) Options(stdin io.Reader) (corpus.Options, error) {
 	if err := (&corpus.Options{MaxRecordBytes: f.MaxRecordBytes}).Validate(); err != nil {
 		return o, flagError("max-record-bytes", f.MaxRecordBytes, err)
 	}
-	o.IDField, o.TextField, o.SkipBad, o.MaxRecordBytes = f.IDField, f.TextField, f.SkipBad, f.MaxRecordBytes
+	o.IDField, o.TextField, o.SkipBad, o.MaxRecordBytes, o.HTML = f.IDField, f.TextField, f.SkipBad, f.MaxRecordBytes, f.HTML
 	if err := o.Validate(); err != nil { // what is left: the field names together
 		return o, fmt.Errorf("--id-field %q --text-field %q: %w", f.IDField, f.TextField, err)
 	}
 	return o, nil
+}
+
+// Boilerplate are the flags that have a job drop boilerplate lines:
+// --boilerplate and --boilerplate-lines. The zero value is ready for
+// AddFlags, which sets the defaults.
+type Boilerplate struct {
+	Mode  string // --boilerplate: off, auto or N; default "off"
+	Lines string // --boilerplate-lines: a lines file to drop instead of counting; default "" (none)
+}
+
+// AddFlags registers the boilerplate flags on fs with their defaults.
+func (f *Boilerplate) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Mode, "boilerplate", "off", "drop lines found in at least N documents before shingling: off, auto (N chosen from the corpus) or N; a first pass counts them")
+	fs.StringVar(&f.Lines, "boilerplate-lines", "", "drop the lines of this file (from neardup boilerplate, or a dedup run's boilerplate.tsv) instead of counting")
+}
+
+// Parse returns the mode and lines file the flags give.
+func (f *Boilerplate) Parse() (jobspec.BoilerplateMode, string, error) {
+	m, err := jobspec.ParseBoilerplate(f.Mode)
+	if err != nil {
+		return m, "", flagError("boilerplate", f.Mode, err)
+	}
+	if f.Lines != "" && m != jobspec.BoilerplateOff {
+		return m, "", fmt.Errorf("--boilerplate %s and --boilerplate-lines %s: give one (%w)", f.Mode, f.Lines, jobspec.ErrInvalidOptions)
+	}
+	if f.Lines != "" && !strings.Contains(f.Lines, "://") {
+		if _, err := os.Stat(f.Lines); err != nil {
+			return m, "", flagError("boilerplate-lines", f.Lines, err)
+		}
+	}
+	return m, f.Lines, nil
 }
 
 // Dedup are the flags of a deduplication job, "neardup dedup"'s, which
@@ -218,8 +251,11 @@ type Dedup struct {
 	TmpDir    string  // --tmp-dir: directory for spill files; default "" (the system's)
 	Quiet     bool    // --quiet, -q: no progress bar; default false (Options does not read it)
 	Golden    string  // --golden: truth file to score the run against; default "" (none)
+	ExactPass bool    // --exact-pass: send exact copies to their cluster unsigned; default true
 	Sketch    Sketch  // --shingle, --scheme, --num-perm, --bits, --seed
-	Corpus    Corpus  // --format, --id-field, --text-field, --skip-bad, --max-record-bytes
+	Corpus    Corpus  // --format, --id-field, --text-field, --html, --skip-bad, --max-record-bytes
+	// --boilerplate, --boilerplate-lines
+	Boilerplate Boilerplate
 }
 
 // AddFlags registers the flags on fs with the defaults and usage strings of
@@ -240,8 +276,10 @@ func (f *Dedup) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TmpDir, "tmp-dir", "", "directory for spill files (default: the system temporary directory)")
 	fs.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar")
 	fs.StringVar(&f.Golden, "golden", "", "truth file (from eval truth, or id pairs) to score the run against, into report.json and report.html")
+	fs.BoolVar(&f.ExactPass, "exact-pass", true, "hash each document's normalised text first and send exact copies to their cluster without signing them (the outputs are the same; =false to sign every document)")
 	f.Sketch.AddFlags(fs)
 	f.Corpus.AddFlags(fs)
+	f.Boilerplate.AddFlags(fs)
 }
 
 // Options returns the options the flags ask for, with defaults filled in and
@@ -298,8 +336,13 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 			return nil, flagError(chk.name, chk.value, chk.err)
 		}
 	}
+	bp, lines, err := f.Boilerplate.Parse()
+	if err != nil {
+		return nil, err
+	}
 	opts := &jobspec.Options{Corpus: c, Spec: spec, Params: params, Threshold: f.Threshold, Recall: f.Recall,
-		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim}
+		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim,
+		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass}
 	if kind == sketch.SimHash && (f.Bands != 0 || f.Rows != 0 || f.Probe != 0) {
 		return nil, fmt.Errorf("--bands %d --rows %d --multi-probe %d: %w: LSH bands are minhash's; simhash's candidates are the pairs within --hamming bits", f.Bands, f.Rows, f.Probe, jobspec.ErrInvalidOptions)
 	}

@@ -177,6 +177,27 @@ type Options struct {
 	// eval truth`, a pairs.tsv, or id pairs) to score the run against; the
 	// score goes into Report.Golden. Default "": no scoring.
 	Golden string
+	// Boilerplate, when not BoilerplateOff, has the job drop boilerplate
+	// lines: a first pass over the inputs counts in how many documents each
+	// normalised line occurs (internal/boilerplate, within Memory), and the
+	// lines in at least N documents (N given, or chosen under
+	// BoilerplateAuto) go into the spec's Boilerplate set, its canonical
+	// form and fingerprint, before anything is signed. Default
+	// BoilerplateOff; otherwise BoilerplateAuto or N ≥ 2.
+	Boilerplate BoilerplateMode
+	// BoilerplateLines, when set, is a lines file (internal/boilerplate's
+	// WriteLines: neardup boilerplate, or the boilerplate.tsv of a dedup
+	// run) whose set the job drops instead of counting; it must have been
+	// counted under Spec. Default "": none.
+	BoilerplateLines string
+	// SkipExactPass turns off the exact-duplicate pass: by default a
+	// 128-bit hash of each document's normalised text (after boilerplate
+	// lines are dropped; shingle.Shingler.TextHash) sends documents whose
+	// text another earlier document already has straight to that
+	// document's cluster, without a signature, band keys or verification.
+	// The outputs are the same either way (see dedup.Run). Default false:
+	// the pass runs.
+	SkipExactPass bool
 	// BadOut, when set (with Corpus.SkipBad), is a file to list the records
 	// skipped as bad in, corpus.BadLog's format: those skipped while reading
 	// (too large, not parsing) in input order, then those whose id repeats an
@@ -350,6 +371,9 @@ func (o *Options) Validate() error {
 		return fmt.Errorf("%w: cluster %d", ErrInvalidOptions, o.Cluster)
 	}
 	if err := o.Keep.Validate(); err != nil {
+		return err
+	}
+	if err := o.checkBoilerplate(); err != nil {
 		return err
 	}
 	if o.BadOut != "" && !o.Corpus.SkipBad {

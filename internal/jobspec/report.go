@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -50,6 +51,11 @@ type Report struct {
 	Timings []Timing `json:"timings"`
 	// Spill says what went to disk past the memory budget.
 	Spill SpillReport `json:"spill"`
+	// Boilerplate is what the first pass found when the job drops
+	// boilerplate lines (Options.Boilerplate, BoilerplateLines): the N
+	// used and why, the histogram of line counts, the top lines; omitted
+	// otherwise.
+	Boilerplate *boilerplate.Result `json:"boilerplate,omitempty"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
 	// PeakRSSBytes is the process's peak resident memory (0 where unknown).
@@ -86,6 +92,7 @@ type Config struct {
 	Keep        string         `json:"keep"`         // keep policy: "first", "longest" or "field:NAME"
 	Workers     int            `json:"workers"`      // worker goroutines; results do not depend on it
 	MemoryBytes int64          `json:"memory_bytes"` // Options.Memory, the memory budget in bytes
+	ExactPass   bool           `json:"exact_pass"`   // whether the exact-duplicate pass ran (not Options.SkipExactPass)
 }
 
 // SimHashConfig is the SimHash part of a report's Config.
@@ -106,6 +113,14 @@ type Counts struct {
 	Empty int64 `json:"empty"`
 	// Bad is the number skipped as bad (--skip-bad), not written.
 	Bad int64 `json:"bad"`
+	// Skipped is the number of WARC and WET records read and left out as
+	// not documents (warcinfo, requests, metadata, responses that are not
+	// HTML, …; corpus.Stats.Skipped); they are not in Documents.
+	Skipped int64 `json:"skipped"`
+	// ExactDuplicates is the number of documents whose normalised text an
+	// earlier document already had: the exact-duplicate pass put them in
+	// that document's cluster without signing them (0 when it did not run).
+	ExactDuplicates int64 `json:"exact_duplicates"`
 	// InputBytes is the number of record bytes read (decompressed).
 	InputBytes int64 `json:"input_bytes"`
 	// Candidates is the number of distinct candidate pairs from LSH.
@@ -258,7 +273,7 @@ func NewReport(tool string, inputs []string, o *Options, j *Job) *Report {
 		Config: Config{
 			Threshold: j.Threshold, RecallTarget: j.Recall, BucketCap: j.BucketCap,
 			Verify: j.Verify.String(), Cluster: j.Cluster.String(), Keep: j.Keep.String(),
-			Workers: o.Workers, MemoryBytes: o.Memory,
+			Workers: o.Workers, MemoryBytes: o.Memory, ExactPass: !o.SkipExactPass,
 		},
 		PairSim: NewHistogram(j.Verify == VerifyExact),
 		Buckets: BucketReport{Largest: []LargeBucket{}, Top: []LargeBucket{}},

@@ -167,6 +167,17 @@ type Sketcher interface {
 	Metrics() minhash.Metrics
 }
 
+// TextHasher is implemented by the Sketchers whose signature depends only on
+// a text's normalised text (MinHash's: features are made from it): TextHash
+// returns a 128-bit hash of that normalised text and whether it has no
+// features, as shingle.Shingler.TextHash does, so that a driver can find
+// exact duplicates before it signs. Sign called next with the same text
+// reuses the normalisation TextHash made. Documents with the same hash have
+// the same signature; a driver that finds one need not sign the other.
+type TextHasher interface {
+	TextHash(text []byte) (hi, lo uint64, empty bool)
+}
+
 // Config chooses and parameterises a sketch, as plain data (it round-trips
 // through encoding/json, a keyed Spec's key included, so a distributed
 // driver can ship it to its workers; SimHash's TF-IDF weights excepted, see
@@ -332,7 +343,14 @@ type minHashSketcher struct {
 	slots []uint64
 }
 
-var _ Sketcher = (*minHashSketcher)(nil)
+var (
+	_ Sketcher   = (*minHashSketcher)(nil)
+	_ TextHasher = (*minHashSketcher)(nil)
+)
+
+func (k *minHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
+	return k.sh.TextHash(text)
+}
 
 func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 	sig := k.h.SignText(dst, k.sh, text)

@@ -104,6 +104,9 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("workers").Usage = "not used: the runner sizes its workers (reported only)"
 	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
 	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
+	fs.Lookup("boilerplate").Usage = "not supported (counting is a pass on one machine): write the lines with neardup boilerplate, or take a neardup dedup run's boilerplate.tsv, and give --boilerplate-lines"
+	fs.Lookup("boilerplate-lines").Usage = "drop the lines of this file (local or gs://; from neardup boilerplate, or a neardup dedup run's boilerplate.tsv) before shingling"
+	fs.Lookup("exact-pass").Usage = "not used: the Beam job signs every document (the outputs are those of neardup dedup with or without the pass)"
 	fs.BoolVar(&o.singleFile, "single-file", false, "write kept.jsonl, clusters.jsonl and pairs.tsv as single files (one worker each) instead of shards")
 	fs.IntVar(&o.shardLines, "shard-lines", job.DefaultShardLines, "lines per pairs.tsv shard, at least 1")
 	fs.IntVar(&o.partitions, "partitions", 0, fmt.Sprintf("partitions of the band-key space, a power of two up to %d (default: one per 64 MiB of input)", job.MaxPartitions))

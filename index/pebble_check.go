@@ -35,7 +35,8 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		return r, err
 	}
 	defer probe.Close()
-	s := &scratch{}
+	pr := &pebbleReader{d: d, it: probe}
+	var kb keyBuf
 	p := &d.cfg.Params
 
 	// Ids → records.
@@ -56,7 +57,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			continue
 		}
 		num := binary.BigEndian.Uint32(v)
-		rec, err := d.readRecord(probe, s, num)
+		rec, err := pr.readRecord(num)
 		if err != nil {
 			it.Close()
 			return r, err
@@ -96,7 +97,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			continue
 		}
 		rid := string(rr.id)
-		got, found, err := d.lookupID(probe, s, rid)
+		got, found, err := pr.lookupID(rid)
 		if err != nil {
 			it.Close()
 			return r, err
@@ -104,30 +105,22 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		if !found || got != num {
 			r.problem("document %d has id %q, which maps to %d (found %v)", num, rid, got, found)
 		}
-		d.docKeys(s, rr.sig)
-		for i, bk := range s.keys {
+		for i, bk := range kb.of(&d.cfg, rr.sig) {
 			k := appendPostingKey(nil, bk, num)
 			single := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
 			if err := probe.Error(); err != nil {
 				it.Close()
 				return r, err
 			}
-			packed, err := d.hasPacked(probe, s, bk, num)
+			packed, err := pr.hasPacked(bk, num)
 			if err != nil && !errors.Is(err, ErrCorrupt) {
 				it.Close()
 				return r, err
 			}
-			present := single || packed
-			switch dropped := rr.droppedAt(i); {
+			switch {
 			case single && packed:
 				r.problem("document %d (%q) has two postings in bucket %08x, one packed", num, rid, bk)
-			case dropped && present:
-				r.problem("document %d (%q) has a posting in bucket %08x that its record says was dropped", num, rid, bk)
-			case dropped:
-				r.CappedPostings++
-			case !present:
-				r.problem("document %d (%q) lacks its posting in bucket %08x", num, rid, bk)
-			default:
+			case r.posting(rid, bk, single || packed, rr.droppedAt(i)):
 				expected++
 			}
 		}
@@ -162,7 +155,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 	}
 	if packed > 0 {
 		_, err := d.eachPacked(ctx, snap, g, nil, func(bk, num uint32) error {
-			rec, err := d.readRecord(probe, s, num)
+			rec, err := pr.readRecord(num)
 			if err != nil || rec == nil {
 				if err == nil {
 					r.problem("packed posting in bucket %08x names document %d, which has no record", bk, num)
@@ -170,8 +163,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 				return err
 			}
 			if rr, err := decodeRecord(nil, p, rec); err == nil { // else reported above
-				d.docKeys(s, rr.sig)
-				if !slices.Contains(s.keys, bk) {
+				if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
 					r.problem("packed posting in bucket %08x names document %d, whose signature has no such key", bk, num)
 				}
 			}
@@ -194,7 +186,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			r.problem("bad posting key %x", it.Key())
 			continue
 		}
-		rec, err := d.readRecord(probe, s, num)
+		rec, err := pr.readRecord(num)
 		if err != nil {
 			return r, err
 		}
@@ -206,8 +198,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		if err != nil {
 			continue // reported above
 		}
-		d.docKeys(s, rr.sig)
-		if !slices.Contains(s.keys, bk) {
+		if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
 			r.problem("posting in bucket %08x names document %d, whose signature has no such key", bk, num)
 		}
 	}

@@ -30,7 +30,7 @@ type durability struct {
 
 // assign gives out the next document number for batch w, listing w's first
 // number. It returns false if document numbers are exhausted.
-func (t *durability) assign(w *writeBatch) (uint32, bool) {
+func (t *durability) assign(w *pebbleTxn) (uint32, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := t.next.Add(1) - 1
@@ -45,7 +45,7 @@ func (t *durability) assign(w *writeBatch) (uint32, bool) {
 }
 
 // release unlists batch w: its documents are durable, or were never applied.
-func (t *durability) release(w *writeBatch) {
+func (t *durability) release(w *pebbleTxn) {
 	if !w.listed {
 		return
 	}

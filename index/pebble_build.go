@@ -107,7 +107,7 @@ type Builder struct {
 	tables   []string
 	post     *extsort.Sorter
 	ids      idSorter
-	s        scratch
+	kb       keyBuf
 	kbuf     []byte
 	vbuf     []byte
 	done     bool
@@ -145,12 +145,8 @@ func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 // left there.
 func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 	defer d.surface(&err)
-	var o BuildOptions
-	if opts != nil {
-		o = *opts
-	}
-	o.EnsureDefaults()
-	if err := o.Validate(); err != nil {
+	o, err := resolved(opts)
+	if err != nil {
 		return nil, err
 	}
 	d.closeMu.Lock() // waits for operations in flight
@@ -238,8 +234,7 @@ func (b *Builder) Add(doc Doc) error {
 		}
 		b.sigs = nil
 	}
-	d.docKeys(&b.s, doc.Sig)
-	for _, bk := range b.s.keys {
+	for _, bk := range b.kb.of(&d.cfg, doc.Sig) {
 		if err := b.post.Add(uint64(bk)<<32 | uint64(num)); err != nil {
 			return err
 		}
@@ -489,9 +484,8 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 			closer.Close()
 			return err
 		}
-		d.docKeys(&b.s, r.sig)
 		var pos []int
-		for i, bk := range b.s.keys {
+		for i, bk := range b.kb.of(&d.cfg, r.sig) {
 			if slices.Contains(bks, bk) {
 				pos = append(pos, i)
 			}

@@ -1,0 +1,227 @@
+package dedup
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/internal/dupid"
+	"github.com/neardup/neardup/internal/jobspec"
+)
+
+// The exact-duplicate pass.
+//
+// Each worker hashes a document's normalised text (sketch.TextHasher, after
+// boilerplate lines are dropped) before it signs it. Two documents with the
+// same hash have the same features, so the same signature, the same band
+// keys and similarity 1 under every verification: the later one is a copy
+// of the earliest, and need not be signed. Which document is the earliest
+// is decided by the collector, in input order: the first document of a hash
+// goes into a table, every later one is a copy of it. The workers read the
+// table to skip signing documents whose hash is already there (and those
+// whose hash an earlier document of their own batch has); a document they
+// signed that the collector then finds to be a copy (its first was still in
+// flight) has its signature and band keys dropped. The table holds up to a
+// share of the memory budget; the documents that arrive once it is full
+// and whose hash is not in it go to an exact detector that spills
+// (internal/dupid), which finds their copies after the sign stage; those
+// copies were signed, and their band-key entries are skipped when buckets
+// are formed. So every copy is found, whatever the budget.
+//
+// Copies cost no signature (mostly), band entries or verification. Their
+// pairs are written as the run without the pass finds them (expandExact):
+// all pairs of a group of copies at similarity 1, and for every verified
+// pair (a, b) of first documents, the pairs of a's copies with b's, with
+// (a, b)'s verdict — what buckets holding both groups pair, in full when
+// they are within the bucket cap, else linked to the first document. So the
+// outputs are those of a run without the pass whenever no bucket that holds
+// a copy is over the cap (the pass takes copies out of the buckets, so it
+// caps fewer).
+
+// exactEntryBytes is what one document costs in the table: its 16-byte hash
+// and 4-byte number in a Go map, with the map's overhead.
+const exactEntryBytes = 48
+
+// exactPass is the state of the exact-duplicate pass of one run.
+type exactPass struct {
+	mu    sync.RWMutex // the collector writes table; workers read it
+	table map[[2]uint64]uint32
+	limit int // entries the table may hold
+
+	late    *dupid.Detector // documents resolved after the sign stage
+	lateOpt dupid.Options
+	hash    [16]byte
+
+	copies     []uint64 // copy<<32 | first, by copy ascending
+	lateCopies bool     // some copies were found after the sign stage (and banded)
+}
+
+func newExactPass(memory int64, tmp string) *exactPass {
+	return &exactPass{
+		table:   map[[2]uint64]uint32{},
+		limit:   max(1024, int(memory/16/exactEntryBytes)),
+		lateOpt: dupid.Options{Memory: memory / 16, TempDir: tmp},
+	}
+}
+
+// has reports whether a document with hash k is already first of its
+// group (for the workers).
+func (e *exactPass) has(k [2]uint64) bool {
+	e.mu.RLock()
+	_, ok := e.table[k]
+	e.mu.RUnlock()
+	return ok
+}
+
+// resolve is the collector's decision on document doc of hash k, in input
+// order: it returns the document doc is a copy of, or −1 when doc is the
+// first of its hash so far (or, once the table is full, left to finish).
+func (e *exactPass) resolve(k [2]uint64, doc uint32) (int64, error) {
+	if f, ok := e.table[k]; ok { // the only writer reads without the lock
+		e.copies = append(e.copies, uint64(doc)<<32|uint64(f))
+		return int64(f), nil
+	}
+	if len(e.table) < e.limit {
+		e.mu.Lock()
+		e.table[k] = doc
+		e.mu.Unlock()
+		return -1, nil
+	}
+	if e.late == nil {
+		var err error
+		if e.late, err = dupid.New(&e.lateOpt); err != nil {
+			return -1, err
+		}
+	}
+	binary.LittleEndian.PutUint64(e.hash[:], k[0])
+	binary.LittleEndian.PutUint64(e.hash[8:], k[1])
+	return -1, e.late.Add(e.hash[:], dupid.Position{Index: int64(doc)})
+}
+
+// finish finds the copies among the documents the table could not hold and
+// calls mark for each (copy, first); it drops the table.
+func (e *exactPass) finish(mark func(copy, first uint32)) error {
+	e.mu.Lock()
+	e.table = nil
+	e.mu.Unlock()
+	if e.late == nil {
+		return nil
+	}
+	defer e.late.Close()
+	err := e.late.All(func(d *dupid.Duplicate) error {
+		c, f := uint32(d.Second.Index), uint32(d.First.Index)
+		e.copies = append(e.copies, uint64(c)<<32|uint64(f))
+		e.lateCopies = true
+		mark(c, f)
+		return nil
+	})
+	slices.Sort(e.copies)
+	return err
+}
+
+// dropBad takes the documents made bad after the sign stage (their id
+// repeats an earlier document's, under SkipBad) out of the groups of
+// copies: a copy is left out, as a run without the pass leaves it. A group's
+// first document cannot be: its copies were not signed, and a run without
+// the pass would sign the next copy in its place, so the run fails with
+// ErrExactPassBad, naming the document (id returns a document's id).
+func (e *exactPass) dropBad(status []uint8, id func(uint32) []byte) error {
+	kept := e.copies[:0]
+	for _, c := range e.copies {
+		if status[uint32(c>>32)] != docBad {
+			kept = append(kept, c)
+		}
+	}
+	e.copies = kept
+	for _, c := range e.copies {
+		if f := uint32(c); status[f] == docBad {
+			return fmt.Errorf("%w: document %d (id %q) repeats an earlier id and has exact copies (document %d the first); run without the exact pass (--exact-pass=false)",
+				ErrExactPassBad, f, id(f), uint32(c>>32))
+		}
+	}
+	return nil
+}
+
+// expandExact adds the verified pairs that involve copies, as a run without
+// the pass finds them (see above), and sorts the edges by (a, b).
+func (r *run) expandExact() error {
+	e := r.exact
+	if e == nil || len(e.copies) == 0 {
+		return nil
+	}
+	groups := map[uint32][]uint32{} // first → its members, first included, ascending
+	for _, c := range e.copies {
+		f := uint32(c)
+		if groups[f] == nil {
+			groups[f] = []uint32{f}
+		}
+		groups[f] = append(groups[f], uint32(c>>32))
+	}
+	limit := r.job.BucketCap
+	group := func(d uint32) []uint32 {
+		if g := groups[d]; g != nil {
+			return g
+		}
+		return []uint32{d}
+	}
+	edges := r.edges
+	for _, ed := range r.edges {
+		A, B := group(ed.a), group(ed.b)
+		if len(A) == 1 && len(B) == 1 {
+			continue
+		}
+		if len(A)+len(B) <= limit {
+			for _, x := range A {
+				for _, y := range B {
+					if x != ed.a || y != ed.b {
+						edges = append(edges, edge{a: min(x, y), b: max(x, y), Verdict: ed.Verdict})
+					}
+				}
+			}
+		} else { // a bucket over the cap links its members to its first, a
+			for _, y := range B[1:] {
+				edges = append(edges, edge{a: ed.a, b: y, Verdict: ed.Verdict})
+			}
+		}
+	}
+	firsts := make([]uint32, 0, len(groups))
+	for f := range groups {
+		firsts = append(firsts, f)
+	}
+	slices.Sort(firsts)
+	var sig []uint64
+	for _, f := range firsts {
+		G := groups[f]
+		var err error
+		if sig, err = r.sigs.GetUint64s(sig[:0], int(f)); err != nil {
+			return err
+		}
+		// The verdict of two documents with the same features: the
+		// estimate of equal signatures, and exact similarity 1.
+		v := jobspec.Verdict{Est: r.sketch.Similarity(sig, sig), Exact: -1}
+		if r.job.Verify == VerifyExact {
+			v.Exact = 1
+		}
+		if len(G) <= limit {
+			for i, x := range G {
+				for _, y := range G[i+1:] {
+					edges = append(edges, edge{a: x, b: y, Verdict: v})
+				}
+			}
+		} else {
+			for _, y := range G[1:] {
+				edges = append(edges, edge{a: f, b: y, Verdict: v})
+			}
+		}
+	}
+	slices.SortFunc(edges, func(x, y edge) int {
+		if c := cmp.Compare(x.a, y.a); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.b, y.b)
+	})
+	r.edges = edges
+	return nil
+}

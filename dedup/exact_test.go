@@ -1,0 +1,253 @@
+package dedup
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/cluster"
+)
+
+// exactCopyCorpus returns about n documents of which a share are exact
+// copies (to the spec: the same text, or the same text with other case,
+// punctuation and spacing) of an earlier document, the rest articles and
+// their near duplicates, shuffled; and the number of planted copies. With
+// big, one article also has more copies than the bucket cap, and a near
+// duplicate of it comes first.
+func exactCopyCorpus(t testing.TB, n int, share float64, big int, seed uint64) ([]doc, int) {
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	r := rand.New(rand.NewPCG(seed, 11))
+	var docs []doc
+	seen := map[string]bool{} // the prose normalisation of ASCII text, written out
+	for i := 0; len(docs) < int(float64(n)*(1-share)); i++ {
+		b := base[i%len(base)]
+		d := b
+		if i >= len(base) {
+			d = doc{fmt.Sprintf("%s-v%d", b.ID, i), mutate(r, b.Text, 0.01+0.07*r.Float64())}
+		}
+		if key := proseKey(d.Text); !seen[key] { // a variant with no change is a copy
+			seen[key] = true
+			docs = append(docs, d)
+		}
+	}
+	r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+	var out []doc
+	copies := 0
+	if big > 0 {
+		b := base[len(base)-1]
+		out = append(out, doc{"big-near", mutate(r, b.Text, 0.03)})
+		for i := range big {
+			out = append(out, doc{fmt.Sprintf("big-copy%04d", i), b.Text})
+		}
+		copies += big - 1
+	}
+	for _, d := range docs {
+		out = append(out, d)
+		for r.Float64() < share && len(out) > 1 {
+			src := out[r.IntN(len(out))]
+			text := src.Text
+			switch r.IntN(3) {
+			case 1:
+				text = strings.ToUpper(text)
+			case 2:
+				text = "  " + strings.ReplaceAll(text, " ", "\n ") + " !"
+			}
+			out = append(out, doc{fmt.Sprintf("copy%05d-of-%s", len(out), src.ID), text})
+			copies++
+		}
+	}
+	return out, copies
+}
+
+// TestExactPass: on a corpus of which 30 % are exact copies, runs with and
+// without the exact pass write the same pairs.tsv, clusters.jsonl and
+// kept.jsonl under every verification, clustering and keep policy; the
+// pass counts every copy and signs fewer features.
+func TestExactPass(t *testing.T) {
+	docs, copies := exactCopyCorpus(t, 2500, 0.3, 0, 1)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	for _, o := range []Options{
+		{},
+		{Verify: VerifyEstimate},
+		{Verify: VerifyNone, Threshold: 0.7},
+		{Cluster: Star, Keep: cluster.Policy{Kind: cluster.KeepLongest}},
+		{Cluster: Star, Verify: VerifyEstimate, Threshold: 0.6},
+		{Keep: cluster.Policy{Kind: cluster.KeepLongest}, Workers: 1},
+	} {
+		name := fmt.Sprintf("%s-%s-%s", o.Verify, o.Cluster, o.Keep.String())
+		// Batches of 32 KiB: the corpus is about 4 MB, and a worker skips
+		// a copy only if its first was collected before (at most 2·workers
+		// + 2 batches are in flight).
+		o.Corpus.BatchBytes = 32 << 10
+		t.Run(name, func(t *testing.T) {
+			off := o
+			off.SkipExactPass = true
+			outOff, repOff := runDedup(t, []string{in}, &off)
+			outOn, repOn := runDedup(t, []string{in}, &o)
+			sameOutputs(t, outOff, outOn)
+			if got := repOn.Counts.ExactDuplicates; got != int64(copies) {
+				t.Errorf("exact duplicates %d; want the %d planted", got, copies)
+			}
+			if repOff.Counts.ExactDuplicates != 0 || repOff.Config.ExactPass || !repOn.Config.ExactPass {
+				t.Errorf("pass off reports %d exact duplicates, exact_pass %v; on: %v", repOff.Counts.ExactDuplicates, repOff.Config.ExactPass, repOn.Config.ExactPass)
+			}
+			if repOn.Counts.VerifiedPairs != repOff.Counts.VerifiedPairs || repOn.Counts.Removed != repOff.Counts.Removed {
+				t.Errorf("verified pairs %d, removed %d; without the pass %d, %d", repOn.Counts.VerifiedPairs, repOn.Counts.Removed, repOff.Counts.VerifiedPairs, repOff.Counts.Removed)
+			}
+			// Copies are not signed (but those in flight when their first
+			// was collected): at least half of their share of the features
+			// is saved.
+			saved := repOff.Signatures.Features - repOn.Signatures.Features
+			t.Logf("%d documents, %d copies: %d of %d features not signed", len(docs), copies, saved, repOff.Signatures.Features)
+			if saved < repOff.Signatures.Features*int64(copies)/int64(len(docs))/2 {
+				t.Errorf("features signed %d with the pass, %d without: the copies were signed", repOn.Signatures.Features, repOff.Signatures.Features)
+			}
+			if repOn.Buckets.Entries >= repOff.Buckets.Entries || repOn.Counts.Candidates >= repOff.Counts.Candidates {
+				t.Errorf("entries %d, candidates %d with the pass; %d, %d without", repOn.Buckets.Entries, repOn.Counts.Candidates, repOff.Buckets.Entries, repOff.Counts.Candidates)
+			}
+		})
+	}
+}
+
+// TestExactPassOverCap: a text with more copies than the bucket cap, and a
+// near duplicate before them: the copies are linked to the first copy and
+// the near duplicate to every copy, as the capped buckets of a run without
+// the pass link them; also when the table of the pass is full and copies
+// are found after signing.
+func TestExactPassOverCap(t *testing.T) {
+	docs, copies := exactCopyCorpus(t, 300, 0.1, 1200, 2)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	for _, o := range []Options{{}, {Cluster: Star}, {Memory: 16 << 20, BucketCap: 50}} {
+		off := o
+		off.SkipExactPass = true
+		outOff, _ := runDedup(t, []string{in}, &off)
+		outOn, rep := runDedup(t, []string{in}, &o)
+		sameOutputs(t, outOff, outOn)
+		if rep.Counts.ExactDuplicates != int64(copies) {
+			t.Errorf("%+v: exact duplicates %d; want %d", o, rep.Counts.ExactDuplicates, copies)
+		}
+	}
+}
+
+// TestExactPassLate: under a 16 MiB budget the table of the pass holds
+// 21,845 documents, fewer than the corpus's distinct ones: the copies it
+// cannot hold are found after signing, with the same outputs.
+func TestExactPassLate(t *testing.T) {
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	r := rand.New(rand.NewPCG(4, 4))
+	var docs []doc
+	copies := 0
+	for i := 0; len(docs) < 40000; i++ {
+		if len(docs) > 0 && r.IntN(10) < 3 {
+			src := docs[r.IntN(len(docs))]
+			docs = append(docs, doc{fmt.Sprintf("c%06d", i), strings.ToLower(src.Text)})
+			copies++
+			continue
+		}
+		words := strings.Fields(base[i%len(base)].Text)
+		start := r.IntN(len(words) - 30)
+		docs = append(docs, doc{fmt.Sprintf("d%06d", i), fmt.Sprintf("doc%d %s", i, strings.Join(words[start:start+30], " "))})
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	outOff, _ := runDedup(t, []string{in}, &Options{SkipExactPass: true, Memory: 16 << 20})
+	outOn, rep := runDedup(t, []string{in}, &Options{Memory: 16 << 20})
+	sameOutputs(t, outOff, outOn)
+	if rep.Counts.ExactDuplicates != int64(copies) {
+		t.Errorf("exact duplicates %d; want %d", rep.Counts.ExactDuplicates, copies)
+	}
+}
+
+// proseKey is the normalised text of an ASCII text under the prose spec:
+// lower case, every character but letters and digits a separator.
+func proseKey(text string) string {
+	return strings.Join(strings.FieldsFunc(strings.ToLower(text), func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_')
+	}), " ")
+}
+
+// sameOutputs fails unless the two output directories hold the same
+// pairs.tsv, clusters.jsonl and kept.jsonl.
+func sameOutputs(t *testing.T, want, got string) {
+	t.Helper()
+	for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
+		w, err := os.ReadFile(filepath.Join(want, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := os.ReadFile(filepath.Join(got, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(g, w) {
+			gl, wl := strings.Split(string(g), "\n"), strings.Split(string(w), "\n")
+			for i := 0; i < max(len(gl), len(wl)); i++ {
+				if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+					var a, b string
+					if i < len(gl) {
+						a = gl[i]
+					}
+					if i < len(wl) {
+						b = wl[i]
+					}
+					t.Fatalf("%s differs (%d lines, want %d) at line %d:\ngot  %.200s\nwant %.200s", f, len(gl), len(wl), i+1, a, b)
+				}
+			}
+		}
+	}
+}
+
+// TestExactPassRepeatedIDs: under SkipBad, documents whose id repeats an
+// earlier one's are made bad after the sign stage. Copies among them leave
+// their groups, and the outputs are those of a run without the pass; a
+// group's first document among them fails the run with ErrExactPassBad (its
+// copies were not signed), where it failed to be refused before.
+func TestExactPassRepeatedIDs(t *testing.T) {
+	docs, _ := exactCopyCorpus(t, 400, 0.3, 0, 5)
+	for i, d := range docs {
+		if src, ok := strings.CutPrefix(d.ID, "copy"); ok && i%2 == 0 {
+			_, docs[i].ID, _ = strings.Cut(src, "-of-") // the id of the document it copies
+		}
+	}
+	repeated, seen := 0, map[string]bool{}
+	for _, d := range docs {
+		if seen[d.ID] {
+			repeated++
+		}
+		seen[d.ID] = true
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, docs)
+	o := Options{Corpus: corpusSkipBad()}
+	off := o
+	off.SkipExactPass = true
+	outOff, repOff := runDedup(t, []string{in}, &off)
+	outOn, repOn := runDedup(t, []string{in}, &o)
+	sameOutputs(t, outOff, outOn)
+	if repOn.Counts.Bad != int64(repeated) || repOff.Counts.Bad != int64(repeated) {
+		t.Errorf("bad %d with the pass, %d without; want the %d repeated ids", repOn.Counts.Bad, repOff.Counts.Bad, repeated)
+	}
+
+	// A first document with a repeated id, and a copy of it.
+	first := filepath.Join(dir, "first.jsonl")
+	writeJSONL(t, first, append(docs[:50:50],
+		doc{"dupe", "one text that no other document has, about the river and the bank"},
+		doc{"dupe", "another text that no other document has, about markets and rates"},
+		doc{"zz", "Another text that no other document has: about markets and rates!"}))
+	_, err := Run(context.Background(), []string{first}, t.TempDir(), &o)
+	if !errors.Is(err, ErrExactPassBad) || !strings.Contains(err.Error(), `"dupe"`) {
+		t.Errorf("a first of copies with a repeated id: err = %v; want ErrExactPassBad naming it", err)
+	}
+	if _, err := Run(context.Background(), []string{first}, t.TempDir(), &off); err != nil {
+		t.Errorf("without the pass: %v", err)
+	}
+}
