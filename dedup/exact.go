@@ -195,7 +195,7 @@ func (r *run) expandExact() error {
 	for _, f := range firsts {
 		G := groups[f]
 		var err error
-		if sig, err = r.sigs.GetUint64s(sig[:0], int(f)); err != nil {
+		if sig, err = r.signature(sig[:0], f); err != nil {
 			return err
 		}
 		// The verdict of two documents with the same features: the

@@ -26,13 +26,15 @@ func (r *run) countDF(ctx context.Context) error {
 }
 
 // bandStored chooses what waited for the corpus size (SimHash's blocks, by
-// the number of documents signed) and makes the bucket-key entries of every
+// the number of documents signed, exact copies included) and makes the bucket-key entries of every
 // signed document from the signatures kept in memory, in document order, as
 // the sign workers would have.
 func (r *run) bandStored() error {
 	var n int64
 	for _, st := range r.docs.status {
-		if st == docOK {
+		// Exact copies count: the blocks are those a run without the
+		// exact pass chooses.
+		if st == docOK || st == docCopy {
 			n++
 		}
 	}

@@ -224,7 +224,16 @@ type simHashSketcher struct {
 	metrics minhash.Metrics
 }
 
-var _ Sketcher = (*simHashSketcher)(nil)
+var (
+	_ Sketcher   = (*simHashSketcher)(nil)
+	_ TextHasher = (*simHashSketcher)(nil)
+)
+
+// TextHash is the shingler's: a fingerprint depends only on the features
+// of the normalised text (and the weights, fixed for the sketch).
+func (k *simHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
+	return k.sh.TextHash(text)
+}
 
 func (k *simHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 	fp := k.h.FingerprintText(k.sh, text)
