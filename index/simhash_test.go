@@ -99,7 +99,7 @@ func TestSimHashIndexBruteForce(t *testing.T) {
 		for i, fp := range fps {
 			docs[i] = Doc{ID: fmt.Sprintf("f%05d", i), Sig: minhash.Signature{fp}}
 		}
-		for _, b := range []backend{pebbleBackend(1 << 20), redisBackend(false)} {
+		for _, b := range []backend{pebbleBackend(1 << 20), memoryBackend(), redisBackend(false)} {
 			t.Run(fmt.Sprintf("k%d-B%d-%s", l.k, l.blocks, b.name), func(t *testing.T) {
 				x, _ := b.open(t, simHashOptions(l.k, l.blocks))
 				c := x.Config()
@@ -241,7 +241,7 @@ func TestSimHashIndexTFIDF(t *testing.T) {
 		table.AddText(sh, []byte(s))
 	}
 	h := simhash.NewHasher(table.IDF())
-	for _, b := range []backend{pebbleBackend(1 << 20), redisBackend(false)} {
+	for _, b := range []backend{pebbleBackend(1 << 20), memoryBackend(), redisBackend(false)} {
 		t.Run(b.name, func(t *testing.T) {
 			x, reopen := b.open(t, &Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{Weight: sigfile.TFIDF, DF: table}})
 			want := sigfile.SimHashParams{Weighting: sigfile.TFIDF, DFFingerprint: table.Fingerprint()}
