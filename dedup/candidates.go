@@ -11,7 +11,6 @@ import (
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/sketch"
-	"github.com/neardup/neardup/lsh"
 )
 
 // candidates sorts the band-key entries, groups them into buckets and
@@ -27,7 +26,7 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer it.Close()
 
-	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap})
+	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,7 @@ type signed struct {
 type signer struct {
 	sk      sketch.Sketcher
 	drift   drift.Distributions // of the documents this worker signed
+	band    bool                // make bucket keys (else they wait for the corpus size: bandStored)
 	keys    []uint64
 	keepTx  bool // keep texts (exact verification)
 	maxText int  // capacity of texts kept across batches
@@ -118,8 +119,10 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		out.texts = append(out.texts, doc.Text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
-	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-	out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	if w.band {
+		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
+		out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+	}
 	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
 }
@@ -214,6 +217,9 @@ func (r *run) sign(ctx context.Context) error {
 		}
 	}
 	r.warnKeep()
+	if !r.job.Sketch.Resolved() {
+		return r.bandStored()
+	}
 	return nil
 }
 
@@ -269,7 +275,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	w := &signer{sk: sk, drift: drift.NewDistributions(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w := &signer{sk: sk, drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
 		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
@@ -336,11 +342,28 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 			return err
 		}
 	}
+	if r.sketch.GroupsBySignature() {
+		if sig == nil {
+			r.sigMem = append(r.sigMem, make([]uint64, r.sketch.Words())...)
+		} else {
+			r.sigMem = append(r.sigMem, sig...)
+		}
+		return nil
+	}
 	if r.sigs == nil { // exact verification recomputes them (see verify)
 		return nil
 	}
 	_, err := r.sigs.AppendUint64s(sig)
 	return err
+}
+
+// signature appends document d's signature to dst.
+func (r *run) signature(dst []uint64, d uint32) ([]uint64, error) {
+	if r.sketch.GroupsBySignature() {
+		w := r.sketch.Words()
+		return append(dst, r.sigMem[int(d)*w:(int(d)+1)*w]...), nil
+	}
+	return r.sigs.GetUint64s(dst, int(d))
 }
 
 // docTable holds the per-document bookkeeping, by input index.

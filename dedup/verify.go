@@ -23,7 +23,7 @@ type edge struct {
 // bytes a document at K = 128, most of them never in a candidate pair, which
 // made their spill the largest write of a run): featureSets recomputes those
 // of the documents in candidate pairs from their texts, beside their feature
-// sets, and sigRec numbers them as it numbers the feature sets.
+// sets, and sigOf reads them by the feature sets' numbering.
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
 	sigs := r.sigs
@@ -39,12 +39,13 @@ func (r *run) verify(ctx context.Context) error {
 		defer sigs.Close()
 		r.rep.Spill.SigBytes = sigs.SpilledBytes()
 	}
-	// sigRec is the record of document d's signature.
-	sigRec := func(d uint32) int {
+	// sigOf appends document d's signature to dst: recomputed under exact
+	// verification, else the one kept while signing.
+	sigOf := func(dst []uint64, d uint32) ([]uint64, error) {
 		if featRec != nil {
-			return int(featRec[d])
+			return sigs.GetUint64s(dst, int(featRec[d]))
 		}
-		return int(d)
+		return r.signature(dst, d)
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
@@ -66,7 +67,7 @@ func (r *run) verify(ctx context.Context) error {
 					a, b := uint32(p>>32), uint32(p)
 					var err error
 					if int64(a) != lastA {
-						if sa, err = sigs.GetUint64s(sa[:0], sigRec(a)); err != nil {
+						if sa, err = sigOf(sa[:0], a); err != nil {
 							return nil, err
 						}
 						if feats != nil {
@@ -76,7 +77,7 @@ func (r *run) verify(ctx context.Context) error {
 						}
 						lastA = int64(a)
 					}
-					if sb, err = sigs.GetUint64s(sb[:0], sigRec(b)); err != nil {
+					if sb, err = sigOf(sb[:0], b); err != nil {
 						return nil, err
 					}
 					if feats != nil {

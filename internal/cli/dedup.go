@@ -96,8 +96,13 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	if b := rep.Boilerplate; b != nil {
 		fmt.Fprintf(io.Out, "boilerplate: %d lines dropped from %d (document, line) pairs; %s\n", b.Lines, b.Dropped, b.Reason)
 	}
-	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
-		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	if sc := rep.Config.SimHash; sc != nil {
+		fmt.Fprintf(io.Out, "simhash %s, Hamming distance ≤ %d, %d blocks (%d tables): recall %.4f at J = %.2f by the unit-weight model; outputs in %s\n",
+			sc.Weight, sc.Hamming, sc.Blocks, sc.Tables, rep.ExpectedRecall, rep.Config.Threshold, out)
+	} else {
+		fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
+			rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	}
 	if g := rep.Golden; g != nil {
 		fmt.Fprintf(io.Out, "golden %s: precision %.4f  recall %.4f  F1 %.4f", g.Truth, g.Pairs.Precision, g.Pairs.Recall, g.Pairs.F1)
 		if g.Clusters != nil {

@@ -159,7 +159,8 @@ func newServeCmd(io IO) *cobra.Command {
 		Short: "Serve the online near-duplicate API over a persistent index",
 		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
 neardup index build, or a shared index on Redis with --redis), or from a new
-index in memory (--memory-index; lost when the server stops):
+index in memory (--memory-index; lost when the server stops), under the sketch
+stored in the index (MinHash, or SimHash with its distance and weights):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new
