@@ -6,13 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/shingle"
@@ -50,40 +48,19 @@ func simTexts(n int, seed uint64) (ids, texts []string) {
 	return ids, texts
 }
 
-// startServeClient runs neardup serve with args on a free loopback port until
-// the test ends, and returns its client once it answers /readyz.
+// startServeClient runs neardup serve with args (startServe) until the test
+// ends, which checks it exits 0, and returns its client once it is ready.
 func startServeClient(t *testing.T, args ...string) *server.Client {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := &syncBuffer{}
-	served := make(chan int, 1)
-	go func() {
-		served <- Main(ctx, append([]string{"serve", "--addr", addr}, args...), IO{Out: &bytes.Buffer{}, Err: logs})
-	}()
+	s := startServe(t, args...)
 	t.Cleanup(func() {
-		cancel()
-		if code := <-served; code != ExitOK {
-			t.Errorf("serve: exit %d\n%s", code, logs)
+		if code := s.stop(); code != ExitOK {
+			t.Errorf("serve: exit %d\n%s", code, s.logs)
 		}
 	})
-	c := server.NewClient("http://"+addr, "", nil)
-	deadline := time.Now().Add(20 * time.Second)
-	for c.Ready(ctx) != nil {
-		select {
-		case code := <-served:
-			t.Fatalf("serve exited %d:\n%s", code, logs)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not become ready:\n%s", logs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	c := server.NewClient(s.url, "", nil)
+	if err := c.Ready(context.Background()); err != nil {
+		t.Fatalf("serve answers but is not ready: %v\n%s", err, s.logs)
 	}
 	return c
 }
