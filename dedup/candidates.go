@@ -11,7 +11,6 @@ import (
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/sketch"
-	"github.com/neardup/neardup/lsh"
 )
 
 // candidates sorts the band-key entries, groups them into buckets and
@@ -29,7 +28,7 @@ func (r *run) candidates(ctx context.Context) error {
 
 	// Reference documents, numbered first, are never paired with each
 	// other (jobspec's rules).
-	g, err := lsh.NewGrouper(sketch.EntryDocBits, &lsh.CandidateOptions{Cap: r.job.BucketCap, Reference: r.ref.n})
+	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap, r.ref.n)
 	if err != nil {
 		return err
 	}

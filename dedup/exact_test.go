@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // exactCopyCorpus returns about n documents of which a share are exact
@@ -113,6 +115,37 @@ func TestExactPass(t *testing.T) {
 				t.Errorf("entries %d, candidates %d with the pass; %d, %d without", repOn.Buckets.Entries, repOn.Counts.Candidates, repOff.Buckets.Entries, repOff.Counts.Candidates)
 			}
 		})
+	}
+}
+
+// TestExactPassSimHash: under SimHash the exact pass runs too (its
+// fingerprints depend only on the normalised text) and the outputs are those
+// of a run without it: blocks chosen from the corpus size (copies counted,
+// so the same), given, with TF-IDF weights, and with exact verification.
+func TestExactPassSimHash(t *testing.T) {
+	docs, copies := exactCopyCorpus(t, 2500, 0.3, 0, 5)
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	for _, o := range []Options{
+		{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 3}},
+		{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 4, Blocks: 6}, Verify: VerifyNone},
+		{Sketch: sketch.SimHash, SimHash: SimHashOptions{Weight: sigfile.TFIDF, Hamming: 3}, Cluster: Star},
+	} {
+		o.Corpus.BatchBytes = 32 << 10
+		off := o
+		off.SkipExactPass = true
+		outOff, repOff := runDedup(t, []string{in}, &off)
+		outOn, repOn := runDedup(t, []string{in}, &o)
+		sameOutputs(t, outOff, outOn)
+		if !repOn.Config.ExactPass || repOn.Counts.ExactDuplicates != int64(copies) {
+			t.Errorf("%+v: exact_pass %v, exact duplicates %d; want true, %d", o.SimHash, repOn.Config.ExactPass, repOn.Counts.ExactDuplicates, copies)
+		}
+		if a, b := repOn.Config.SimHash, repOff.Config.SimHash; *a != *b {
+			t.Errorf("%+v: simhash config %+v with the pass, %+v without", o.SimHash, *a, *b)
+		}
+		if repOn.Signatures.Features >= repOff.Signatures.Features {
+			t.Errorf("%+v: features signed %d with the pass, %d without", o.SimHash, repOn.Signatures.Features, repOff.Signatures.Features)
+		}
 	}
 }
 

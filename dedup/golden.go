@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/docid"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // readGolden reads Options.Golden, if set, before any work, so that a bad
@@ -45,7 +46,11 @@ func (r *run) scoreGolden(truth *eval.PairFile) *eval.Score {
 	}
 	pred = eval.SortPairs(pred)
 	s := &eval.Score{Truth: r.opts.Golden, Bands: r.job.Sketch.Bands.Bands, Rows: r.job.Sketch.Bands.Rows, Bits: r.job.Sketch.Params.Bits}
-	s.Pairs = eval.ScorePairs(truth.Pairs, pred, eval.ScoreOptions{Threshold: r.job.Threshold, Curve: eval.SCurve(r.job.Sketch.Bands, r.job.Sketch.Params.Bits)})
+	curve := eval.SCurve(r.job.Sketch.Bands, r.job.Sketch.Params.Bits)
+	if r.job.Sketch.Kind == sketch.SimHash {
+		curve = r.job.Sketch.CandidateProbability // the unit-weight model
+	}
+	s.Pairs = eval.ScorePairs(truth.Pairs, pred, eval.ScoreOptions{Threshold: r.job.Threshold, Curve: curve})
 	clusters := make([][]string, len(r.result.Clusters))
 	for i, c := range r.result.Clusters {
 		for _, m := range c.Members {

@@ -63,6 +63,14 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 		WallSeconds:    rep.WallSeconds,
 		PeakRSSBytes:   rep.PeakRSSBytes,
 	}
+	if sc := rep.Config.SimHash; sc != nil {
+		// No bands: the candidate test is the Hamming distance, and the
+		// curve the unit-weight model's P(distance ≤ k).
+		d.Config[3] = row("SimHash", fmt.Sprintf("%s weights, Hamming distance ≤ %d, %d blocks (%d tables)", sc.Weight, sc.Hamming, sc.Blocks, sc.Tables))
+		d.Summary[6] = row("recall at t (model)", strconv.FormatFloat(rep.ExpectedRecall, 'f', 4, 64))
+		d.Curve = r.job.Sketch.CandidateProbability
+		d.CurveLabel = fmt.Sprintf("SimHash, distance ≤ %d: the unit-weight model", sc.Hamming)
+	}
 	if c.Skipped > 0 {
 		d.Config = append(d.Config, row("WARC records not documents", group(c.Skipped)))
 	}

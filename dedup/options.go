@@ -18,6 +18,10 @@ import (
 // components, keep the first document.
 type Options = jobspec.Options
 
+// SimHashOptions configure a SimHash run (Options.Sketch = sketch.SimHash);
+// see jobspec.SimHashOptions.
+type SimHashOptions = jobspec.SimHashOptions
+
 // Verify is how candidate pairs are checked before they count.
 type Verify = jobspec.Verify
 

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -52,7 +53,7 @@ func writeSigs(t testing.TB, path string, docs []doc, opts *Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := sigfile.Create(path, sigfile.MinHashHeader(job.Sketch.Spec, job.Sketch.Params))
+	w, err := sigfile.Create(path, job.Sketch.SignatureHeader())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,34 +485,53 @@ func TestStoredSignaturesRefused(t *testing.T) {
 }
 
 // TestSignaturesOut: --signatures-out writes what neardup sign writes (the
-// signature file of the inputs, bad records left out), and reading it back
-// with --signatures gives the same outputs.
+// signature file of the inputs, bad records left out; a SimHash header and
+// fingerprints under --sketch simhash), and reading it back with
+// --signatures gives the same outputs (MinHash; SimHash refuses stored
+// signatures for now).
 func TestSignaturesOut(t *testing.T) {
 	all, _, _ := splitCorpus(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "all.jsonl")
 	writeJSONL(t, in, all)
-	want := filepath.Join(dir, "want.ndsf")
-	writeSigs(t, want, all, &Options{})
-	got := filepath.Join(dir, "got.ndsf")
-	// Under exact verification (the default) the run keeps no signatures,
-	// and the exact pass signs no copy it already knows: the file is
-	// written from the signers' output, copies signed all the same.
-	out1, rep := runDedup(t, []string{in}, &Options{SignaturesOut: got})
-	if rep.Config.Verify != "exact" || rep.Counts.ExactDuplicates == 0 {
-		t.Fatalf("verify %q, %d exact copies: the test needs exact verification and copies", rep.Config.Verify, rep.Counts.ExactDuplicates)
-	}
-	x, _ := os.ReadFile(want)
-	y, _ := os.ReadFile(got)
-	if !bytes.Equal(x, y) {
-		t.Fatalf("--signatures-out wrote %d bytes; the signature file of the inputs has %d, or other bytes", len(y), len(x))
-	}
-	out2, _ := runDedup(t, []string{in}, &Options{Signatures: got})
-	for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
-		p, _ := os.ReadFile(filepath.Join(out1, f))
-		q, _ := os.ReadFile(filepath.Join(out2, f))
-		if !bytes.Equal(p, q) {
-			t.Errorf("%s differs reading back --signatures-out", f)
+	for _, base := range []Options{
+		{},
+		{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 3}},
+	} {
+		name := base.Sketch.String()
+		want := filepath.Join(dir, name+"-want.ndsf")
+		writeSigs(t, want, all, &base)
+		got := filepath.Join(dir, name+"-got.ndsf")
+		// Under exact verification (the default) the run keeps no
+		// signatures, and the exact pass signs no copy it already knows:
+		// the file is written from the signers' output, copies signed all
+		// the same.
+		opts := base
+		opts.SignaturesOut = got
+		out1, rep := runDedup(t, []string{in}, &opts)
+		if rep.Config.Verify != "exact" || rep.Counts.ExactDuplicates == 0 {
+			t.Fatalf("%s: verify %q, %d exact copies: the test needs exact verification and copies", name, rep.Config.Verify, rep.Counts.ExactDuplicates)
+		}
+		x, _ := os.ReadFile(want)
+		y, _ := os.ReadFile(got)
+		if !bytes.Equal(x, y) {
+			t.Fatalf("%s: --signatures-out wrote %d bytes; the signature file of the inputs has %d, or other bytes", name, len(y), len(x))
+		}
+		opts = base
+		opts.Signatures = got
+		if base.Sketch == sketch.SimHash {
+			if _, err := Run(context.Background(), []string{in}, t.TempDir(), &opts); !errors.Is(err, ErrInvalidOptions) {
+				t.Errorf("%s: --signatures: error %v; want ErrInvalidOptions (MinHash's for now)", name, err)
+			}
+			continue
+		}
+		out2, _ := runDedup(t, []string{in}, &opts)
+		for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
+			p, _ := os.ReadFile(filepath.Join(out1, f))
+			q, _ := os.ReadFile(filepath.Join(out2, f))
+			if !bytes.Equal(p, q) {
+				t.Errorf("%s: %s differs reading back --signatures-out", name, f)
+			}
 		}
 	}
 }

@@ -45,7 +45,8 @@ type run struct {
 	texts    *docstore.Store // document texts, for exact verification, from document textBase on
 	textBase uint32          // the first document with a text record (reference documents without texts come before)
 	textsOn  bool            // a text record has been stored
-	sigs     *docstore.Store // packed signatures (under exact verification, of the reference documents only)
+	sigs     *docstore.Store // packed signatures, unless sigMem holds them (under exact verification, of the reference documents only)
+	sigMem   []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
 	entries  *extsort.Sorter // (bucket key | document) entries
 	exact    *exactPass      // the exact-duplicate pass, or nil
 
@@ -110,8 +111,12 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", ErrInvalidOptions)
 	}
-	if _, err := job.Sketch.New(); err != nil {
-		return nil, err
+	if !job.NeedsDF() {
+		// Refuse a bad sketch before any work; with TF-IDF that waits for
+		// the document frequencies.
+		if _, err := job.Sketch.New(); err != nil {
+			return nil, err
+		}
 	}
 	if err := os.MkdirAll(outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
@@ -170,9 +175,6 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	if err != nil {
 		return nil, err
 	}
-	if r.sketch, err = r.job.Sketch.New(); err != nil {
-		return nil, err
-	}
 	r.rep = jobspec.NewReport(Tool, reported, &o, &r.job)
 	r.rep.Boilerplate = bp
 	if bp != nil {
@@ -198,6 +200,17 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	// which is told to keep the heap within the budget (see Run's doc): live
 	// data peaks near half of it.
 	m := o.Memory
+	defer acquireBudget(m)()
+	if r.job.NeedsDF() {
+		t := time.Now()
+		if err := r.countDF(ctx); err != nil {
+			return nil, err
+		}
+		r.rep.Timings = append(r.rep.Timings, Timing{Stage: "df", Seconds: time.Since(t).Seconds()})
+	}
+	if r.sketch, err = r.job.Sketch.New(); err != nil {
+		return nil, err
+	}
 	r.entries = extsort.New(tmp, "entries", int(m/8/8))
 	if job.Verify == VerifyExact {
 		// Exact verification keeps the texts, and recomputes the
@@ -240,7 +253,6 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}
 	}
 	r.rep.Config.ExactPass = r.exact != nil
-	defer acquireBudget(m)()
 
 	type stage struct {
 		name string

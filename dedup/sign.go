@@ -47,6 +47,7 @@ type signed struct {
 type signer struct {
 	sk      sketch.Sketcher
 	drift   drift.Distributions // of the documents this worker signed
+	band    bool                // make bucket keys (else they wait for the corpus size: bandFingerprints)
 	keys    []uint64
 	base    uint32 // documents numbered before these records'
 	keepTx  bool   // keep texts (exact verification, stored signatures)
@@ -137,8 +138,10 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		out.texts = append(out.texts, doc.Text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
-	w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-	out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
+	if w.band {
+		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
+		out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
+	}
 	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
 }
@@ -218,6 +221,9 @@ func (r *run) sign(ctx context.Context) error {
 		}
 	}
 	r.warnKeep()
+	if !r.job.Sketch.Resolved() {
+		return r.bandFingerprints()
+	}
 	return nil
 }
 
@@ -332,7 +338,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	w := &signer{sk: sk, drift: drift.NewDistributions(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w := &signer{sk: sk, drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
 		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
@@ -420,11 +426,28 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 			return err
 		}
 	}
+	if r.sketch.GroupsBySignature() {
+		if sig == nil {
+			r.sigMem = append(r.sigMem, make([]uint64, r.sketch.Words())...)
+		} else {
+			r.sigMem = append(r.sigMem, sig...)
+		}
+		return nil
+	}
 	if r.sigs == nil || r.job.Verify == VerifyExact { // exact verification recomputes them (see verify)
 		return nil
 	}
 	_, err := r.sigs.AppendUint64s(sig)
 	return err
+}
+
+// signature appends document d's signature to dst.
+func (r *run) signature(dst []uint64, d uint32) ([]uint64, error) {
+	if r.sketch.GroupsBySignature() {
+		w := r.sketch.Words()
+		return append(dst, r.sigMem[int(d)*w:(int(d)+1)*w]...), nil
+	}
+	return r.sigs.GetUint64s(dst, int(d))
 }
 
 // docTable holds the per-document bookkeeping, by input index.

@@ -206,7 +206,7 @@ func (r *run) checkMissing() error {
 // finishSignaturesOut without the documents the check of repeated ids made
 // bad, as neardup sign leaves them out.
 func (r *run) openSignaturesOut() error {
-	h := sigfile.MinHashHeader(r.job.Sketch.Spec, r.job.Sketch.Params)
+	h := r.job.Sketch.SignatureHeader()
 	var w *sigfile.Writer
 	var err error
 	if r.opts.Corpus.SkipBad {

@@ -23,8 +23,9 @@ type edge struct {
 // bytes a document at K = 128, most of them never in a candidate pair, which
 // made their spill the largest write of a run): featureSets recomputes those
 // of the documents in candidate pairs from their texts, beside their feature
-// sets, numbered as the feature sets (the stored signatures of reference
-// documents without texts are kept in r.sigs: see Run).
+// sets, numbered as the feature sets, and sigOf reads them (the stored
+// signatures of reference documents without texts are kept in r.sigs: see
+// Run).
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
 	sigs := r.sigs
@@ -40,14 +41,15 @@ func (r *run) verify(ctx context.Context) error {
 		defer sigs.Close()
 		r.rep.Spill.SigBytes = sigs.SpilledBytes()
 	}
-	// sig reads document d's signature: recomputed under exact
+	// sigOf appends document d's signature to dst: recomputed under exact
 	// verification, but for a reference document without text, whose
-	// stored signature r.sigs keeps (numbered as the reference documents).
-	sig := func(dst []uint64, d uint32) ([]uint64, error) {
+	// stored signature r.sigs keeps (numbered as the reference documents);
+	// else the one kept while signing.
+	sigOf := func(dst []uint64, d uint32) ([]uint64, error) {
 		if featRec != nil && !r.ref.textless(d) {
 			return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
 		}
-		return r.sigs.GetUint64s(dst, int(d))
+		return r.signature(dst, d)
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
@@ -72,7 +74,7 @@ func (r *run) verify(ctx context.Context) error {
 					textless := r.ref.textless(a)
 					var err error
 					if int64(a) != lastA {
-						if sa, err = sig(sa[:0], a); err != nil {
+						if sa, err = sigOf(sa[:0], a); err != nil {
 							return nil, err
 						}
 						if feats != nil && !textless {
@@ -82,7 +84,7 @@ func (r *run) verify(ctx context.Context) error {
 						}
 						lastA = int64(a)
 					}
-					if sb, err = sig(sb[:0], b); err != nil {
+					if sb, err = sigOf(sb[:0], b); err != nil {
 						return nil, err
 					}
 					var d jobspec.Verdict

@@ -9,6 +9,8 @@ import (
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
+	"github.com/neardup/neardup/simhash"
 )
 
 // FormatVersion is the latest version of the stored layout (keys and
@@ -29,11 +31,17 @@ const FormatVersion = 2
 type Config struct {
 	// Spec is the shingle spec the signatures' features are made under.
 	Spec shingle.Spec
+	// Sketch is the kind of signature: sketch.MinHash (the zero value) or
+	// sketch.SimHash.
+	Sketch sketch.Kind
 	// Params are the minhash params of the signatures (k, scheme, bits,
-	// seed).
+	// seed); for SimHash the storage form of a fingerprint, one 64-bit
+	// slot.
 	Params minhash.Params
-	// Bands is the LSH banding of the postings.
+	// Bands is the LSH banding of the postings (MinHash; zero for SimHash).
 	Bands lsh.Params
+	// SimHash holds a SimHash index's weighting, distance and blocks.
+	SimHash SimHashConfig
 	// Threshold is the default query threshold: the least estimated
 	// similarity of a match when QueryOptions.Threshold is 0; in (0, 1].
 	Threshold float64
@@ -44,6 +52,10 @@ type Config struct {
 
 // String renders the configuration on one line.
 func (c Config) String() string {
+	if c.Sketch == sketch.SimHash {
+		return fmt.Sprintf("simhash, spec %s, params %s, Hamming distance %d, %d blocks (%d tables), threshold %g, bucket cap %d",
+			c.Spec, c.SimHash.Params, c.SimHash.K, c.SimHash.Blocks, c.Tables(), c.Threshold, c.BucketCap)
+	}
 	return fmt.Sprintf("spec %s, params %s, bands %s, threshold %g, bucket cap %d", c.Spec, c.Params, c.Bands, c.Threshold, c.BucketCap)
 }
 
@@ -73,6 +85,14 @@ type metaRecord struct {
 	// PackedGroupBits set) in one synced write once it is done. Builds
 	// before this field never wrote it.
 	Building bool `json:"building,omitempty"`
+	// Sketch is "simhash" for a SimHash index, absent for MinHash. Params
+	// and ParamsFingerprint are then the SimHash params (sigfile's), and
+	// scheme, k, bits and seed the storage form of a fingerprint. Builds
+	// before SimHash refuse such an index (its params do not match their
+	// fingerprint).
+	Sketch  string `json:"sketch,omitempty"`
+	Hamming int    `json:"hamming,omitempty"` // SimHash: k
+	Blocks  int    `json:"blocks,omitempty"`  // SimHash: B
 	// Boilerplate is the set of boilerplate lines the spec drops, which
 	// its canonical form names only by size and fingerprint; absent for a
 	// spec without (so older indexes and builds read the same record).
@@ -91,6 +111,10 @@ func encodeMeta(c Config) []byte {
 		Bands: c.Bands.Bands, Rows: c.Bands.Rows, Probe: c.Bands.Probe,
 		Threshold: c.Threshold, BucketCap: c.BucketCap, BucketKeyBytes: bucketKeyBytes, DocNumBytes: docNumBytes,
 		Boilerplate: c.Spec.Boilerplate,
+	}
+	if c.Sketch == sketch.SimHash {
+		m.Sketch, m.Hamming, m.Blocks = c.Sketch.String(), c.SimHash.K, c.SimHash.Blocks
+		m.Params, m.ParamsFingerprint = c.SimHash.Params.String(), fp(c.SimHash.Params.Fingerprint())
 	}
 	b, _ := json.Marshal(m)
 	return b
@@ -117,8 +141,27 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
 	c.Params = minhash.Params{K: m.K, Scheme: scheme, Bits: m.Bits, Seed: m.Seed}
-	if fp(c.Params.Fingerprint()) != m.ParamsFingerprint {
-		return c, m, fmt.Errorf("%w: stored params %s do not match their fingerprint %s", ErrCorrupt, m.Params, m.ParamsFingerprint)
+	switch m.Sketch {
+	case "":
+		if fp(c.Params.Fingerprint()) != m.ParamsFingerprint {
+			return c, m, fmt.Errorf("%w: stored params %s do not match their fingerprint %s", ErrCorrupt, m.Params, m.ParamsFingerprint)
+		}
+	case "simhash":
+		p, err := sigfile.ParseSimHashParams(m.Params)
+		if err != nil || fp(p.Fingerprint()) != m.ParamsFingerprint || c.Params != simHashStorage {
+			return c, m, fmt.Errorf("%w: stored simhash params %s (fingerprint %s, storage %s): %v", ErrCorrupt, m.Params, m.ParamsFingerprint, c.Params, err)
+		}
+		k := m.Hamming
+		if k == 0 {
+			k = simhash.ExactMatch
+		}
+		if err := (&simhash.Options{MaxDistance: k, Blocks: m.Blocks}).Validate(); err != nil || m.Blocks == 0 {
+			return c, m, fmt.Errorf("%w: stored simhash layout: Hamming %d, %d blocks: %v", ErrCorrupt, m.Hamming, m.Blocks, err)
+		}
+		c.Sketch = sketch.SimHash
+		c.SimHash = SimHashConfig{Params: p, K: m.Hamming, Blocks: m.Blocks}
+	default:
+		return c, m, fmt.Errorf("%w: sketch %q, this build reads minhash and simhash", ErrCorrupt, m.Sketch)
 	}
 	c.Bands = lsh.Params{Bands: m.Bands, Rows: m.Rows, Probe: m.Probe}
 	c.Threshold, c.BucketCap = m.Threshold, m.BucketCap
@@ -156,10 +199,38 @@ func withBuilding(stored []byte, building bool) ([]byte, error) {
 }
 
 // resolveConfig turns Options into the Config of a new index (stored == nil)
-// or checks them against a stored one.
-func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, threshold, recall float64, bucketCap int, stored []byte) (Config, error) {
+// or checks them against a stored one. A TF-IDF SimHash index's weights are
+// not in the meta record: the caller stores the table of a new one
+// (Config.SimHash.IDF comes from Options) and loads that of an existing one
+// (SimHashConfig.decodeDF).
+func resolveConfig(o *Options, stored []byte) (Config, error) {
+	spec, params, bands, threshold, recall, bucketCap := o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap
+	key := o.Key
 	if err := validateSketch(spec, params, bands, threshold, recall, bucketCap); err != nil {
 		return Config{}, err
+	}
+	if err := validateSimHash(o.Sketch, &o.SimHash); err != nil {
+		return Config{}, err
+	}
+	if o.Sketch == sketch.SimHash && (params != (minhash.Params{}) || bands != (lsh.Params{})) {
+		return Config{}, fmt.Errorf("%w: minhash params or bands for a SimHash index", ErrInvalidOptions)
+	}
+	if stored == nil && o.Sketch == sketch.SimHash {
+		sc, err := newSimHashConfig(&o.SimHash)
+		if err != nil {
+			return Config{}, err
+		}
+		c := Config{Spec: spec, Sketch: sketch.SimHash, Params: simHashStorage, SimHash: sc, Threshold: threshold, BucketCap: bucketCap}
+		if c.Spec == (shingle.Spec{}) {
+			c.Spec = shingle.Prose
+		}
+		if c.Threshold == 0 {
+			c.Threshold = DefaultThreshold
+		}
+		if c.BucketCap == 0 {
+			c.BucketCap = DefaultBucketCap
+		}
+		return c, nil
 	}
 	if stored == nil {
 		c := Config{Spec: spec, Params: params, Bands: bands, Threshold: threshold, BucketCap: bucketCap}
@@ -189,6 +260,9 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 	if err != nil {
 		return c, err
 	}
+	if err := checkSimHash(&c, o.Sketch, &o.SimHash); err != nil {
+		return c, err
+	}
 	if spec != (shingle.Spec{}) && spec.Boilerplate == nil {
 		// The caller's spec without lines takes the stored ones: the
 		// service drops the lines the index was built with.
@@ -200,6 +274,15 @@ func resolveConfig(spec shingle.Spec, params minhash.Params, bands lsh.Params, t
 			return c, fmt.Errorf("%w: the index has %s (fingerprint %s); asked for %s (%s)", ErrSpecMismatch, m.Spec, m.SpecFingerprint, spec, got)
 		}
 		c.Spec = spec
+	case c.Spec == (shingle.Spec{}) && key != nil:
+		ks, err := shingle.ParseCanonical(m.Spec, key, m.Boilerplate)
+		if err != nil {
+			return c, fmt.Errorf("%w: the index has the keyed spec %s; the key given (id %016x) is not its key: %w", ErrSpecMismatch, m.Spec, key.Fingerprint(), err)
+		}
+		if got := fp(ks.Fingerprint()); got != m.SpecFingerprint {
+			return c, fmt.Errorf("%w: the index has %s (fingerprint %s); its spec with the key given has %s", ErrSpecMismatch, m.Spec, m.SpecFingerprint, got)
+		}
+		c.Spec = ks
 	case c.Spec == (shingle.Spec{}):
 		return c, fmt.Errorf("%w: the index has the keyed spec %s; pass the spec with its key", ErrSpecMismatch, m.Spec)
 	}
@@ -232,6 +315,11 @@ type Signer struct {
 
 // sketchConfig returns c's sketch.
 func (c *Config) sketchConfig() sketch.Config {
+	if c.Sketch == sketch.SimHash {
+		s := &c.SimHash
+		return sketch.Config{Spec: c.Spec, Kind: sketch.SimHash,
+			SimHash: sketch.SimHashConfig{Params: s.Params, K: s.K, Blocks: s.Blocks, IDF: s.IDF}}
+	}
 	return sketch.Config{Spec: c.Spec, Params: c.Params, Bands: c.Bands}
 }
 

@@ -251,7 +251,7 @@ func (v *verifier[R]) record(r R, rec []byte) error {
 		return fmt.Errorf("document %s: %w", refString(r), err)
 	}
 	v.buf = d.sig
-	sim := p.Similarity(v.sig, d.sig)
+	sim := v.e.cfg.similarity(v.sig, d.sig)
 	if sim < v.q.Threshold {
 		v.e.m.dropped.Add(1)
 		return nil
@@ -366,10 +366,9 @@ func (w *writes[R]) verifyPending(ms []Match, keys []uint32, sig minhash.Signatu
 	}
 	slices.Sort(seen)
 	seen = slices.Compact(seen)
-	p := &w.e.cfg.Params
 	for _, i := range seen {
 		pd := &w.pending[i]
-		if sim := p.Similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
+		if sim := w.e.cfg.similarity(sig, pd.sig); sim >= q.Threshold && pd.id != q.Exclude {
 			ms = append(ms, Match{ID: pd.id, Similarity: sim, Meta: bytes.Clone(pd.meta)})
 		}
 	}

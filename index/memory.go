@@ -32,6 +32,7 @@ type Memory struct {
 type memData struct {
 	mu      sync.RWMutex
 	meta    []byte              // the meta record, as a Pebble index stores it
+	df      []byte              // a TF-IDF SimHash index's document-frequency table (simhash.DFTable)
 	ids     map[string]uint32   // id → document number
 	recs    map[uint32][]byte   // document number → record
 	buckets map[uint32][]uint32 // bucket key → document numbers, ascending
@@ -60,12 +61,22 @@ func openMemory(data *memData, opts *Options) (*Memory, error) {
 	}
 	data.mu.Lock()
 	defer data.mu.Unlock()
-	cfg, err := resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, data.meta)
+	cfg, err := resolveConfig(&o, data.meta)
 	if err != nil {
 		return nil, fmt.Errorf("index: open memory index: %w", err)
 	}
 	if data.meta == nil {
+		if cfg.needsDF() {
+			// The table the meta record names, kept beside it.
+			if data.df, err = o.SimHash.DF.MarshalBinary(); err != nil {
+				return nil, err
+			}
+		}
 		data.meta = encodeMeta(cfg)
+	} else if cfg.needsDF() {
+		if err := cfg.SimHash.decodeDF(data.df); err != nil {
+			return nil, fmt.Errorf("index: open memory index: %w", err)
+		}
 	}
 	m := &Memory{data: data}
 	m.setup(m)

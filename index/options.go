@@ -6,6 +6,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
@@ -52,6 +53,12 @@ type Options struct {
 	// A keyed spec's key is never stored: pass the spec (with its key) on
 	// every open.
 	Spec shingle.Spec
+	// Key opens an index made under a keyed spec without naming the spec:
+	// with Spec zero, the stored spec keyed with Key (whose id must be the
+	// one the stored spec names, or Open fails with ErrSpecMismatch).
+	// Ignored when Spec is set or the stored spec is not keyed; a new index
+	// is not keyed by it. Default nil.
+	Key *shingle.Key
 	// Params define the signatures. Default: stored, else minhash defaults
 	// (K 128, one permutation, 32-bit slots, seed 0). Only the zero Params
 	// means "default"; a partly set Params takes minhash defaults for its
@@ -60,6 +67,15 @@ type Options struct {
 	// Bands is the LSH banding. Default: stored, else lsh.ForRecall(
 	// Threshold, Params.K, Recall).
 	Bands lsh.Params
+	// Sketch selects the sketch of a new index: sketch.MinHash (Params,
+	// Bands) or sketch.SimHash (the SimHash field; Params and Bands must
+	// then be zero). Default: stored, else MinHash; set on an existing
+	// index, it must be the stored one.
+	Sketch sketch.Kind
+	// SimHash configures a new SimHash index (see SimHashOptions); its set
+	// fields must equal the stored ones of an existing index. Default:
+	// stored, else TF weights, Hamming distance 3, 4 blocks.
+	SimHash SimHashOptions
 	// Threshold is the default query threshold (Jaccard estimate), and for
 	// a new index the threshold the bands are chosen for. Default: stored,
 	// else 0.8; range (0, 1). Setting it on an existing index changes the
@@ -163,6 +179,9 @@ func (o *Options) Validate() error {
 	}
 	c.EnsureDefaults()
 	if err := validateSketch(c.Spec, c.Params, c.Bands, c.Threshold, c.Recall, c.BucketCap); err != nil {
+		return err
+	}
+	if err := validateSimHash(c.Sketch, &c.SimHash); err != nil {
 		return err
 	}
 	if c.CacheSize < 1<<20 {

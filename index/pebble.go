@@ -202,7 +202,7 @@ func (d *DB) init(o *Options) error {
 			return fmt.Errorf("%w at %s (an empty Pebble database)", ErrNoIndex, d.dir)
 		}
 	}
-	d.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored)
+	d.cfg, err = resolveConfig(o, stored)
 	if err != nil {
 		return err
 	}
@@ -216,7 +216,17 @@ func (d *DB) init(o *Options) error {
 			}
 			d.incomplete = true
 		}
-		if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
+		b := d.db.NewBatch()
+		if d.cfg.needsDF() {
+			// The table the meta record names, in the same batch.
+			data, err := o.SimHash.DF.MarshalBinary()
+			if err != nil {
+				return err
+			}
+			b.Set(dfKey, data, nil)
+		}
+		b.Set(metaKey, meta, nil)
+		if err := b.Commit(pebble.Sync); err != nil {
 			return err
 		}
 	} else if _, m, err := decodeMeta(stored); err == nil {
@@ -229,6 +239,20 @@ func (d *DB) init(o *Options) error {
 		if m.PackedGroupBits > 0 {
 			d.packed = newBucketFilter(o.FilterBytes)
 			d.packedBits.Store(int32(m.PackedGroupBits))
+		}
+		if d.cfg.needsDF() {
+			data, closer, err := d.db.Get(dfKey)
+			if errors.Is(err, pebble.ErrNotFound) {
+				return fmt.Errorf("%w: a TF-IDF SimHash index without its document-frequency table", ErrCorrupt)
+			}
+			if err != nil {
+				return err
+			}
+			err = d.cfg.SimHash.decodeDF(data)
+			closer.Close()
+			if err != nil {
+				return err
+			}
 		}
 	}
 	// The next document number follows the last stored signature; the

@@ -5,6 +5,7 @@ import "encoding/binary"
 // The keys of a Pebble index (see "Layout" in the package doc).
 const (
 	prefixMeta    = 'm'
+	prefixDF      = 'f' // the document-frequency table of a TF-IDF SimHash index
 	prefixID      = 'i'
 	prefixPosting = 'p'
 	prefixPacked  = 'q'
@@ -21,7 +22,10 @@ const (
 	maxDocNum = 1<<32 - 1
 )
 
-var metaKey = []byte{prefixMeta}
+var (
+	metaKey = []byte{prefixMeta}
+	dfKey   = []byte{prefixDF}
+)
 
 func appendIDKey(dst []byte, id string) []byte {
 	return append(append(dst, prefixID), id...)

@@ -87,6 +87,9 @@ func (o *RedisOptions) Validate() error {
 	if err := validateSketch(c.Spec, c.Params, c.Bands, c.Threshold, c.Recall, c.BucketCap); err != nil {
 		return err
 	}
+	if err := validateSimHash(c.Sketch, &c.SimHash); err != nil {
+		return err
+	}
 	if c.LockTTL < 100*time.Millisecond {
 		return fmt.Errorf("%w: LockTTL = %v; must be at least 100ms", ErrInvalidOptions, c.LockTTL)
 	}
@@ -111,6 +114,7 @@ type Redis struct {
 // Redis keys, after the prefix.
 const (
 	redisMeta    = "meta"
+	redisDF      = "df:" // + the table's fingerprint, 16 hex digits → a TF-IDF index's document-frequency table
 	redisCount   = "n"
 	redisDoc     = "d:"   // + id → record
 	redisBucket  = "b:"   // + 4-byte bucket key → set of ids
@@ -156,9 +160,21 @@ func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
 	if stored == nil {
 		// Create: the first instance to set the meta record wins; the
 		// others check their options against it.
-		cfg, err := resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, nil)
+		cfg, err := resolveConfig(&o.Options, nil)
 		if err != nil {
 			return fail(err)
+		}
+		if cfg.needsDF() {
+			// Under its fingerprint, before the meta record that names it:
+			// an instance that loses the race below leaves a table no
+			// meta record names, never a wrong one.
+			data, err := o.SimHash.DF.MarshalBinary()
+			if err != nil {
+				return fail(err)
+			}
+			if err := r.c.Set(ctx, r.dfKey(cfg.SimHash.Params.DFFingerprint), data, 0).Err(); err != nil {
+				return fail(err)
+			}
 		}
 		ok, err := r.c.SetNX(ctx, r.key(redisMeta), encodeMeta(cfg), 0).Result()
 		if err != nil {
@@ -170,11 +186,26 @@ func OpenRedis(ctx context.Context, opts *RedisOptions) (*Redis, error) {
 			}
 		}
 	}
-	if r.cfg, err = resolveConfig(o.Spec, o.Params, o.Bands, o.Threshold, o.Recall, o.BucketCap, stored); err != nil {
+	if r.cfg, err = resolveConfig(&o.Options, stored); err != nil {
 		return fail(err)
+	}
+	if r.cfg.needsDF() {
+		data, err := r.c.Get(ctx, r.dfKey(r.cfg.SimHash.Params.DFFingerprint)).Bytes()
+		if errors.Is(err, redis.Nil) {
+			return fail(fmt.Errorf("%w: a TF-IDF SimHash index without its document-frequency table", ErrCorrupt))
+		}
+		if err != nil {
+			return fail(err)
+		}
+		if err := r.cfg.SimHash.decodeDF(data); err != nil {
+			return fail(err)
+		}
 	}
 	return r, nil
 }
+
+// dfKey is the key of the document-frequency table of fingerprint fp.
+func (r *Redis) dfKey(fp uint64) string { return r.key(redisDF, fmt.Sprintf("%016x", fp)) }
 
 func (r *Redis) key(parts ...string) string {
 	return r.prefix + strings.Join(parts, "")

@@ -35,15 +35,16 @@ import (
 const (
 	// DefaultSimHashRecall is SimHashInput.Recall's default.
 	DefaultSimHashRecall = 0.95
-	// DefaultEntryCost is SimHashInput.EntryCost's default: one batch entry
-	// (8 bytes built, radix-sorted or spilled, and scanned) costs about as
-	// much as 64 bucket comparisons (a popcount of two fingerprints already
-	// at hand). Measured with simhash's BenchmarkLayoutPairs and
+	// DefaultEntryCost is SimHashInput.EntryCost's default,
+	// simhash.DefaultEntryCost: one batch entry (8 bytes built,
+	// radix-sorted or spilled, and scanned) costs about as much as 64
+	// bucket comparisons (a popcount of two fingerprints already at hand).
+	// Measured with simhash's BenchmarkLayoutPairs and
 	// BenchmarkGrouperCompare on the project's shared 2-vCPU machine, in
 	// two sessions: 78–115 ns an entry in memory against 1.65 ns a
 	// comparison (a ratio of 47–70), and 140–205 ns against 2.1 ns (67–97);
 	// spilling to disk makes entries dearer still.
-	DefaultEntryCost = 64
+	DefaultEntryCost = simhash.DefaultEntryCost
 )
 
 // SimHashPair is one pair of sample documents: their indexes in the sample
@@ -163,40 +164,14 @@ func distanceHistogram(fps []uint64, workers int) [65]int64 {
 	return h
 }
 
-// SimHashBitFlip returns the unit-weight model's probability that a bit of
-// two fingerprints differs at Jaccard similarity j: θ/π with cos θ =
-// 2j/(1+j), the cosine of two equal-size sets at Jaccard j (the least cosine
-// sets at Jaccard j can have, so the model is pessimistic).
-func SimHashBitFlip(j float64) float64 {
-	return math.Acos(min(1, 2*j/(1+j))) / math.Pi
-}
+// SimHashBitFlip is simhash.BitFlip: the unit-weight model's probability
+// that a bit of two fingerprints differs at Jaccard similarity j.
+func SimHashBitFlip(j float64) float64 { return simhash.BitFlip(j) }
 
-// SimHashModelRecall returns the unit-weight model's probability that a pair
-// at Jaccard similarity j is within Hamming distance k: P(X ≤ k) for X ~
-// Binomial(64, SimHashBitFlip(j)).
-func SimHashModelRecall(j float64, k int) float64 {
-	return binomialCDF(64, SimHashBitFlip(j), k)
-}
-
-// binomialCDF returns P(X ≤ k), X ~ Binomial(n, p).
-func binomialCDF(n int, p float64, k int) float64 {
-	switch {
-	case k < 0:
-		return 0
-	case k >= n || p <= 0:
-		return 1
-	case p >= 1:
-		return 0
-	}
-	// Terms by the ratio of successive probabilities, from P(X = 0).
-	term := math.Pow(1-p, float64(n))
-	sum := term
-	for i := 1; i <= k; i++ {
-		term *= float64(n-i+1) / float64(i) * p / (1 - p)
-		sum += term
-	}
-	return min(sum, 1)
-}
+// SimHashModelRecall is simhash.ModelRecall: the unit-weight model's
+// probability that a pair at Jaccard similarity j is within Hamming
+// distance k.
+func SimHashModelRecall(j float64, k int) float64 { return simhash.ModelRecall(j, k) }
 
 // SimHashInput is the target of a SimHash plan. Zero fields take their
 // defaults; Sample is required. Plain data.
@@ -221,6 +196,12 @@ type SimHashInput struct {
 	// layout minimises Tables·EntryCost + comparisons per document.
 	// Default DefaultEntryCost (64).
 	EntryCost float64
+	// DocBits is the document bits of a batch entry, which leave the rest
+	// to the table and its key: 0 means the least the corpus needs,
+	// bits.Len(Documents − 1); neardup's drivers pack 32 (dedup, Beam and
+	// the index number documents in 32 bits whatever the corpus size).
+	// Range 0 to 32.
+	DocBits int
 	// Sample is the measured sample (MeasureSimHash). Required.
 	Sample *SimHashSample
 }
@@ -267,6 +248,8 @@ func (in SimHashInput) Validate() error {
 		return bad("blocks %d; want 0 (choose) or up to %d", in.Blocks, simhash.MaxBlocks)
 	case !(in.EntryCost > 0) || math.IsInf(in.EntryCost, 0):
 		return bad("entry cost %v; want positive", in.EntryCost)
+	case in.DocBits < 0 || in.DocBits > 32:
+		return bad("document bits %d; want 0 (the least the corpus needs) to 32", in.DocBits)
 	}
 	return nil
 }
@@ -344,7 +327,8 @@ type SimHashPlan struct {
 	Feasible bool `json:"feasible"`
 	// SimHashRow holds the chosen k, its recall, candidates and layout.
 	SimHashRow
-	// DocBits is the document bits of a batch entry: bits.Len(N − 1),
+	// DocBits is the document bits of a batch entry: Input.DocBits, or
+	// bits.Len(N − 1),
 	// at most 32.
 	DocBits int `json:"doc_bits"`
 	// TruePairs is the number of sample pairs with J ≥ t.
@@ -382,6 +366,9 @@ func MakeSimHash(in SimHashInput) (*SimHashPlan, error) {
 	n, N := float64(s.Docs), float64(in.Documents)
 	p := &SimHashPlan{Input: in, Scale: 2 * (N - 1) / (n * (n - 1))}
 	p.DocBits = min(32, max(1, bits.Len64(uint64(in.Documents-1))))
+	if in.DocBits != 0 {
+		p.DocBits = in.DocBits
+	}
 	near := 0
 	for _, x := range s.Pairs {
 		if x.J >= t {
@@ -506,11 +493,11 @@ func (in *SimHashInput) evalLayout(l *simhash.Layout, docBits uint, scale float6
 	fps := in.Sample.Fingerprints
 	keys := make([]uint64, len(fps))
 	var shared int64
+	lay.ModelComparisons = l.ModelComparisons(in.Documents, docBits)
 	for t := range l.Tables() {
 		kb := l.KeyBits(t, docBits)
 		lay.MinKeyBits = min(lay.MinKeyBits, kb)
 		lay.MaxKeyBits = max(lay.MaxKeyBits, kb)
-		lay.ModelComparisons += float64(in.Documents-1) * math.Ldexp(1, -kb)
 		for i, fp := range fps {
 			keys[i] = l.Key(t, fp) >> (64 - kb)
 		}

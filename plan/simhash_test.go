@@ -61,35 +61,6 @@ func simSample(t testing.TB, r *rand.Rand, n int, workers int) (*SimHashSample, 
 	return s, sets
 }
 
-func TestBinomialCDF(t *testing.T) {
-	for _, c := range []struct {
-		n int
-		p float64
-	}{{64, 0.05}, {64, 0.25}, {64, 0.5}, {10, 0.9}} {
-		sum := 0.0
-		for k := 0; k <= c.n; k++ {
-			lg1, _ := math.Lgamma(float64(c.n + 1))
-			lg2, _ := math.Lgamma(float64(k + 1))
-			lg3, _ := math.Lgamma(float64(c.n - k + 1))
-			sum += math.Exp(lg1 - lg2 - lg3 + float64(k)*math.Log(c.p) + float64(c.n-k)*math.Log1p(-c.p))
-			if got := binomialCDF(c.n, c.p, k); math.Abs(got-sum) > 1e-12 {
-				t.Fatalf("binomialCDF(%d, %v, %d) = %v; want %v", c.n, c.p, k, got, sum)
-			}
-		}
-	}
-	if binomialCDF(64, 0.3, -1) != 0 || binomialCDF(64, 0, 0) != 1 || binomialCDF(64, 1, 63) != 0 {
-		t.Error("edge cases wrong")
-	}
-	// The model: identical sets never differ, disjoint ones differ in half
-	// the bits; at J = 0.8 the mean distance is 9.7 bits (simhash's table).
-	if SimHashBitFlip(1) != 0 || SimHashBitFlip(0) != 0.5 {
-		t.Errorf("SimHashBitFlip(1), (0) = %v, %v; want 0, 0.5", SimHashBitFlip(1), SimHashBitFlip(0))
-	}
-	if d := 64 * SimHashBitFlip(0.8); math.Abs(d-9.7) > 0.05 {
-		t.Errorf("model distance at J = 0.8: %.3f; want 9.7", d)
-	}
-}
-
 // TestMeasureSimHash checks the sample against brute force: every pair at
 // or above the floor with its distance, the histogram of all pairs, and the
 // same result for any number of workers.
@@ -227,6 +198,27 @@ func TestMakeSimHash(t *testing.T) {
 	}
 }
 
+// TestMakeSimHashDocBits: with the drivers' 32 document bits, keys are
+// what is left beside the table and document bits, never the prefix a
+// smaller corpus would allow.
+func TestMakeSimHashDocBits(t *testing.T) {
+	s, _ := simSample(t, rand.New(rand.NewPCG(97, 98)), 400, 0)
+	for _, docBits := range []int{0, 32} {
+		p, err := MakeSimHash(SimHashInput{Documents: 1_000_000, Threshold: 0.8, Recall: 0.01, MaxDistance: 3, Blocks: 6, DocBits: docBits, Sample: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 20 // bits.Len(999,999)
+		if docBits != 0 {
+			want = docBits
+		}
+		l, _ := simhash.NewLayout(simhash.Options{MaxDistance: 3, Blocks: 6})
+		if p.DocBits != want || p.Layout.MaxKeyBits != l.KeyBits(0, uint(want)) {
+			t.Errorf("DocBits %d: plan's %d, keys up to %d bits; want %d and %d", docBits, p.DocBits, p.Layout.MaxKeyBits, want, l.KeyBits(0, uint(want)))
+		}
+	}
+}
+
 func TestMakeSimHashErrors(t *testing.T) {
 	s, _ := simSample(t, rand.New(rand.NewPCG(95, 96)), 200, 0)
 	for _, in := range []SimHashInput{
@@ -239,6 +231,8 @@ func TestMakeSimHashErrors(t *testing.T) {
 		{Sample: s, EntryCost: -1},             // negative
 		{Sample: s, Documents: 1},              // too few
 		{Sample: s, MaxDistance: 4, Blocks: 3}, // fewer blocks than k + 1
+		{Sample: s, DocBits: 33},               // wider than a document number
+		{Sample: s, DocBits: -1},               // negative
 		{Sample: &SimHashSample{Docs: 2, Floor: 0.5, Fingerprints: []uint64{1, 2}, Pairs: []SimHashPair{{0, 1, 0.6, 1}}}}, // no pair at J ≥ t
 	} {
 		if _, err := MakeSimHash(in); !errors.Is(err, ErrInput) {

@@ -78,6 +78,14 @@ func ExampleShadowOptions() {
 	ctx := context.Background()
 	text := "The quick brown fox jumps over the lazy dog near the bank of the river today"
 	c.Insert(ctx, server.Document{ID: "a", Text: text}, server.Query{})
+	// The shadow applies acknowledged writes from its journal in the
+	// background; a check that reaches it first is compared without them.
+	for {
+		if _, err := shadow.Get(ctx, "a"); err == nil {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
 	r, _ := c.Check(ctx, server.Document{Text: text + "!"}, server.Query{})
 	fmt.Println("primary:", r.Status)
 	var rep server.ShadowReport

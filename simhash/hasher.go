@@ -29,6 +29,7 @@ type Hasher struct {
 	b    Builder
 	p    planes
 	buf  []uint64
+	n    int            // feature occurrences of the last text
 	self *Hasher        // the Hasher sink is bound to; rebinding after a copy
 	sink func([]uint64) // b.AddFeatures or addWeighted, bound once (no allocation per text)
 }
@@ -70,12 +71,20 @@ func (h *Hasher) FingerprintText(sh *shingle.Shingler, text []byte) uint64 {
 	if h.idf == nil {
 		h.b.Reset()
 		h.buf = sh.Stream(text, h.buf, h.sink)
+		h.n = int(h.b.c.n) + h.b.npend
 		return h.b.Sum()
 	}
 	h.p.reset()
+	h.n = 0
 	h.buf = sh.Stream(text, h.buf, h.sink)
 	return h.p.sum()
 }
+
+// Features returns the number of feature occurrences, repeats included, of
+// the last text (or multiset) fingerprinted, 0 before the first: a text
+// without features has fingerprint 0, as has the empty set, so a caller
+// tells the two apart by this count.
+func (h *Hasher) Features() int { return h.n }
 
 // FingerprintFeatures returns the fingerprint of a multiset of features
 // (repeats count). With TF weighting it is Fingerprint(features); with
@@ -83,14 +92,17 @@ func (h *Hasher) FingerprintText(sh *shingle.Shingler, text []byte) uint64 {
 // of features[j] as a float64, exactly. features is only read.
 func (h *Hasher) FingerprintFeatures(features []uint64) uint64 {
 	if h.idf == nil {
+		h.n = len(features)
 		return Fingerprint(features)
 	}
 	h.p.reset()
+	h.n = 0
 	h.addWeighted(features)
 	return h.p.sum()
 }
 
 func (h *Hasher) addWeighted(features []uint64) {
+	h.n += len(features)
 	x := h.idf
 	var ws [hasherChunk]uint16
 	for len(features) > 0 {

@@ -76,6 +76,9 @@ func TestHasherDefinition(t *testing.T) {
 			if got, want := tf.FingerprintText(sh, texts[i]), Fingerprint(fs); got != want {
 				t.Fatalf("%v text %d: TF FingerprintText = %#x; want Fingerprint = %#x", spec, i, got, want)
 			}
+			if tf.Features() != len(fs) {
+				t.Fatalf("%v text %d: TF Features() = %d; want %d", spec, i, tf.Features(), len(fs))
+			}
 			ws = ws[:0]
 			for _, f := range fs {
 				ws = append(ws, float64(idf.Weight(f)))
@@ -84,8 +87,11 @@ func TestHasherDefinition(t *testing.T) {
 			if got := tfidf.FingerprintText(sh, texts[i]); got != want {
 				t.Fatalf("%v text %d: TF-IDF FingerprintText = %#x; want %#x", spec, i, got, want)
 			}
-			if got := tfidf.FingerprintFeatures(fs); got != want {
-				t.Fatalf("%v text %d: TF-IDF FingerprintFeatures = %#x; want %#x", spec, i, got, want)
+			if tfidf.Features() != len(fs) {
+				t.Fatalf("%v text %d: TF-IDF Features() = %d; want %d", spec, i, tfidf.Features(), len(fs))
+			}
+			if got := tfidf.FingerprintFeatures(fs); got != want || tfidf.Features() != len(fs) {
+				t.Fatalf("%v text %d: TF-IDF FingerprintFeatures = %#x (%d features); want %#x (%d)", spec, i, got, tfidf.Features(), want, len(fs))
 			}
 			if got, err := FingerprintWeighted(fs, ws); err != nil || got != want {
 				t.Fatalf("%v text %d: FingerprintWeighted = %#x, %v; want %#x", spec, i, got, err, want)

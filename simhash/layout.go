@@ -2,6 +2,7 @@ package simhash
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -203,4 +204,58 @@ func (l *Layout) sameBlocks(x uint64) uint32 {
 		}
 	}
 	return z
+}
+
+// DefaultEntryCost is the cost of one batch entry in bucket comparisons
+// that ChooseBlocks (and package plan) weigh tables with: one entry (8 bytes
+// built, radix-sorted or spilled, and scanned) costs about as much as 64
+// comparisons of two fingerprints at hand (BENCHMARKS.md, "SimHash:
+// weighting and k": 47–97 in two sessions of BenchmarkLayoutPairs against
+// BenchmarkGrouperCompare).
+const DefaultEntryCost = 64
+
+// ModelComparisons returns the comparisons a document makes in buckets, in
+// expectation, among n documents whose fingerprints are random, with entries
+// of docBits document bits: Σ_t (n − 1)·2^−KeyBits(t, docBits). Near
+// duplicates add their own comparisons, which no layout avoids. It panics if
+// docBits is not in 1..32.
+func (l *Layout) ModelComparisons(n int64, docBits uint) float64 {
+	checkDocBits(docBits)
+	var c float64
+	for t := range l.tables {
+		c += float64(max(n-1, 0)) * math.Ldexp(1, -l.keyBits(t, docBits))
+	}
+	return c
+}
+
+// ChooseBlocks returns the number of blocks B, from k+1 to MaxBlocks, whose
+// layout for distance k costs least for n documents of random fingerprints
+// with entries of docBits document bits: Tables·entryCost +
+// ModelComparisons(n, docBits), the rule of package plan without a sample.
+// k is a MaxDistance (ExactMatch for 0); entryCost must be positive (use
+// DefaultEntryCost). Errors wrap ErrInvalidOptions or ErrInvalidArgument. The
+// result is deterministic.
+func ChooseBlocks(k int, n int64, docBits uint, entryCost float64) (int, error) {
+	if err := (&Options{MaxDistance: k}).Validate(); err != nil {
+		return 0, err
+	}
+	if docBits < 1 || docBits > 32 || !(entryCost > 0) || math.IsInf(entryCost, 0) || n < 0 {
+		return 0, fmt.Errorf("%w: docBits %d, entry cost %v, %d documents (want 1..32, positive, at least 0)", ErrInvalidArgument, docBits, entryCost, n)
+	}
+	opts := Options{MaxDistance: k}
+	lo := opts.EnsureDefaults().Blocks // k + 1
+	best, bestCost := 0, math.Inf(1)
+	for b := lo; b <= MaxBlocks; b++ {
+		l, err := NewLayout(Options{MaxDistance: k, Blocks: b})
+		if err != nil {
+			break // too many tables, and more blocks only add tables
+		}
+		if float64(l.Tables())*entryCost >= bestCost {
+			break // tables never fall as B grows: no later B can win
+		}
+		if c := float64(l.Tables())*entryCost + l.ModelComparisons(n, docBits); c < bestCost {
+			best, bestCost = b, c
+		}
+	}
+	return best, nil
 }

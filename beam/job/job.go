@@ -24,6 +24,7 @@ import (
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // Tool is the name the report gives.
@@ -97,6 +98,9 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	}
 	if err := Supported(&dopts); err != nil {
 		return nil, err
+	}
+	if job.Sketch.Kind == sketch.SimHash && job.Sketch.SimHash.Params.Weighting == sigfile.TFIDF {
+		return nil, fmt.Errorf("%w: --weight tfidf is not supported by %s: its document frequencies need a pass of their own over the corpus and a table shipped to every worker; TF weighting measured better on near duplicates (BENCHMARKS.md), or run neardup dedup", jobspec.ErrInvalidOptions, Tool)
 	}
 	if dopts.Boilerplate != jobspec.BoilerplateOff {
 		return nil, fmt.Errorf("%w: --boilerplate %s is counted on one machine: run neardup boilerplate (or neardup dedup --boilerplate, which writes boilerplate.tsv) and give %s the file with --boilerplate-lines", jobspec.ErrInvalidOptions, dopts.Boilerplate, Tool)
@@ -207,9 +211,22 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if err := files.ReadJSON(ctx, files.Join(work, "stats-outputs.json"), &st2); err != nil {
 		return nil, err
 	}
-	rep := jobspec.NewReport(Tool, inputs, &dopts, &job) // the keyed spec: its key's id, never the key
+	st := st1.merge(st2)
+	if !c.Job.Sketch.Resolved() {
+		// What the pipeline chose from the document count, as dedup does.
+		var n int64
+		for _, sp := range st.Splits {
+			n += signedDocs(sp)
+		}
+		if c.Job.Sketch, err = c.Job.Sketch.Resolve(n); err != nil {
+			return nil, err
+		}
+	}
+	rj := c.Job
+	rj.Sketch.Spec.Key = job.Sketch.Spec.Key // the keyed spec: its key's id, never the key
+	rep := jobspec.NewReport(Tool, inputs, &dopts, &rj)
 	rep.Boilerplate = bp
-	fillReport(rep, &c, st1.merge(st2))
+	fillReport(rep, &c, st)
 	rep.Timings = timings
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(t0).Seconds()
@@ -467,7 +484,13 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 	entries, splitStats := beam.ParDo2(sign, &signFn{C: *c}, sc)
 
 	cand := s.Scope("candidates")
-	rawPairs, bucketStats := beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap}, beam.GroupByKey(cand, entries))
+	var rawPairs, bucketStats beam.PCollection
+	var simFirstIDs func(beam.PCollection) beam.PCollection
+	if c.simHashJob() {
+		rawPairs, bucketStats, simFirstIDs = buildSimHashCandidates(s, c, entries, splitStats)
+	} else {
+		rawPairs, bucketStats = beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap}, beam.GroupByKey(cand, entries))
+	}
 	pairs, candCounts := beam.ParDo2(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
 
 	ver := s.Scope("verify")
@@ -503,7 +526,12 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))
 	bucketTotal := beam.Combine(st, &statsFn{}, bucketSt)
-	firstIDs := beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs
+	var firstIDs beam.PCollection
+	if simFirstIDs != nil {
+		firstIDs = simFirstIDs(bucketTotal) // a listed bucket's first need not be in a pair: read again
+	} else {
+		firstIDs = beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs
+	}
 	total := beam.Combine(st, &statsFn{}, beam.Flatten(st, all, firstIDs))
 	files.WriteJSON(st, files.Join(work, "stats-candidates.json"), beam.ParDo(st, statsJSON, total))
 }

@@ -27,9 +27,11 @@ import (
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
 )
 
 var fixtures string // a temporary directory shared by the tests
@@ -206,6 +208,20 @@ func TestCorpus10k(t *testing.T) {
 	path := gencorpus(t, "corpus10k.jsonl", "-docs", "10000", "-seed", "1")
 	want, got, wr, gr := run(t, []string{path}, &dedup.Options{}, job.Options{SingleFile: true, Partitions: 16})
 	compare(t, want, got, wr, gr)
+}
+
+// TestCorpus10kSimHash: the same corpus with SimHash, the blocks chosen
+// from the document count inside the pipeline.
+func TestCorpus10kSimHash(t *testing.T) {
+	if testing.Short() {
+		t.Skip("10,000 documents: about 2 s")
+	}
+	path := gencorpus(t, "corpus10k.jsonl", "-docs", "10000", "-seed", "1")
+	want, got, wr, gr := run(t, []string{path}, &dedup.Options{Sketch: sketch.SimHash}, job.Options{SingleFile: true, Partitions: 16})
+	compare(t, want, got, wr, gr)
+	if wr.Config.SimHash == nil || wr.Config.SimHash.Blocks == 0 || wr.Counts.VerifiedPairs == 0 {
+		t.Errorf("report %+v: want blocks chosen and pairs found", wr.Config.SimHash)
+	}
 }
 
 // TestGoSource10k: real text, the Go distribution's own sources — every .go
@@ -443,10 +459,15 @@ func TestVariants(t *testing.T) {
 		{"khash-k64-bits16", good, dedup.Options{Params: minhash.Params{K: 64, Scheme: minhash.KHash, Bits: 16, Seed: 9}, Threshold: 0.7}, job.Options{SingleFile: true}},
 		{"char5-estimate", good, dedup.Options{Spec: mustSpec(t, "char:5"), Verify: dedup.VerifyEstimate}, job.Options{SingleFile: true}},
 		{"skip-bad", bad, dedup.Options{Corpus: corpus.Options{SkipBad: true, MaxRecordBytes: 20000}, Keep: longest}, job.Options{SingleFile: true, Partitions: 2}},
+		{"simhash", good, dedup.Options{Sketch: sketch.SimHash, Threshold: 0.7}, job.Options{SingleFile: true, Partitions: 8}},
+		{"simhash-k3-none-cap5-sharded", good, dedup.Options{Sketch: sketch.SimHash, SimHash: dedup.SimHashOptions{Hamming: 3, Blocks: 5},
+			Verify: dedup.VerifyNone, BucketCap: 5, Keep: field}, job.Options{ShardLines: 25, Partitions: 4}},
+		{"simhash-star-k8", good, dedup.Options{Sketch: sketch.SimHash, SimHash: dedup.SimHashOptions{Hamming: 8}, Cluster: dedup.Star, Threshold: 0.5},
+			job.Options{SingleFile: true, Partitions: 1}},
 	}
 	for _, v := range variants {
 		t.Run(v.name, func(t *testing.T) {
-			if testing.Short() && v.name != "defaults" && v.name != "star-field-cap5-probe-sharded" {
+			if testing.Short() && v.name != "defaults" && v.name != "star-field-cap5-probe-sharded" && v.name != "simhash" {
 				t.Skip("short")
 			}
 			want, got, wr, gr := run(t, v.inputs, &v.opts, v.o)
@@ -526,7 +547,8 @@ func TestBadRecordFails(t *testing.T) {
 // TestOptionsRefused: job options out of range fail before any pipeline
 // runs (a negative Rounds or ShardLines ran with the default before).
 func TestOptionsRefused(t *testing.T) {
-	for _, o := range []job.Options{{Rounds: -1}, {Rounds: job.MaxRounds + 1}, {ShardLines: -1}, {Partitions: 3}, {Partitions: -4}} {
+	tfidf := &dedup.Options{Sketch: sketch.SimHash, SimHash: dedup.SimHashOptions{Weight: sigfile.TFIDF}}
+	for _, o := range []job.Options{{Rounds: -1}, {Rounds: job.MaxRounds + 1}, {ShardLines: -1}, {Partitions: 3}, {Partitions: -4}, {Dedup: tfidf}} {
 		o.Run = func(context.Context, *beam.Pipeline) error { t.Fatal("a pipeline ran"); return nil }
 		_, err := job.Run(context.Background(), []string{sample}, t.TempDir(), &o)
 		if !errors.Is(err, dedup.ErrInvalidOptions) {

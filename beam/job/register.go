@@ -11,6 +11,12 @@ import (
 func init() {
 	register.DoFn4x1[context.Context, Split, func(int, []byte), func(SplitStats), error](&signFn{})
 	register.DoFn4x1[int, func(*[]byte) bool, func(uint64, uint64), func(BucketStats), error](&bucketFn{})
+	register.DoFn4x1[int, []byte, int64, func(int, []byte), error](&simEntriesFn{})
+	register.DoFn5x1[int, func(*[]byte) bool, int64, func(uint64, uint64), func(BucketStats), error](&simBucketFn{})
+	register.Function1x1(countSigned)
+	register.Function2x1(sumInt64)
+	register.Function2x0(listedFirstsFn)
+	register.DoFn4x1[context.Context, int, func(*int64) bool, func(Stats), error](&firstIDReadFn{})
 	register.DoFn4x0[uint64, func(*uint64) bool, func(uint64, uint64), func(int64)](&distinctFn{})
 	register.Function3x0(needFn)
 	register.DoFn6x1[context.Context, int, func(*int64) bool, func(uint64, DocInfo), func(uint64, DocInfo), func(int64), error](&docInfoFn{})

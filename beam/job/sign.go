@@ -111,7 +111,8 @@ func (k *sketcher) bucketKeys() []uint64 {
 }
 
 // signFn reads one split, signs every document and emits its bucket entries
-// in batches KV<partition, packed entries>, and the split's statistics.
+// in batches KV<partition, packed entries> (SimHash: its fingerprints in
+// batches KV<split, (ord, fingerprint)…>), and the split's statistics.
 type signFn struct{ C Config }
 
 // ProcessElement reads and signs split sp, emits its documents' band-key
@@ -130,6 +131,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		}
 		defer sigs.abort()
 	}
+	// SimHash's fingerprints go out by split: their entries wait for the
+	// document count (simEntriesFn).
+	simHash := f.C.simHashJob()
+	fps := &fpBatcher{split: sp.Index, emit: emit}
 	var doc corpus.Document
 	rs, err := eachRecord(ctx, &f.C, sp.Index, func(rec *corpus.Record) (bool, error) {
 		if rec.Index >= 1<<localBits {
@@ -159,6 +164,10 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return true, nil
 		}
 		o := ord(sp.Index, rec.Index)
+		if simHash {
+			fps.add(o, k.sig[0])
+			return true, nil
+		}
 		for _, key := range k.bucketKeys() {
 			batches.add(uint32(key), o)
 		}
@@ -173,6 +182,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return err
 		}
 	}
+	fps.flush()
 	st.Records, st.ReaderBad, st.Bytes, st.Skipped = rs.Records, rs.Bad, rs.Bytes, rs.Skipped
 	st.Hash = k.Metrics()
 	stats(st)

@@ -33,7 +33,7 @@ func newSigWriter(ctx context.Context, c *Config, i int) (*sigWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := sigfile.MinHashHeader(job.Sketch.Spec, job.Sketch.Params)
+	h := job.Sketch.SignatureHeader()
 	h.Shard, h.Shards = i, len(c.Splits)
 	path := joinPath(c.SignaturesOut, sigfile.ShardName(SignaturesPrefix, i, len(c.Splits)))
 	s := &sigWriter{path: path}

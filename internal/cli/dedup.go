@@ -133,8 +133,13 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		fmt.Fprintf(io.Out, "reference documents %d (empty %d)  pairs with them %d (verified %s)  inputs removed as their near duplicates %d\n",
 			r.Documents, r.Empty, r.ReferencePairs.Verified, r.ReferencePairs.Verify, r.RemovedByReference)
 	}
-	fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
-		rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	if sc := rep.Config.SimHash; sc != nil {
+		fmt.Fprintf(io.Out, "simhash %s, Hamming distance ≤ %d, %d blocks (%d tables): recall %.4f at J = %.2f by the unit-weight model; outputs in %s\n",
+			sc.Weight, sc.Hamming, sc.Blocks, sc.Tables, rep.ExpectedRecall, rep.Config.Threshold, out)
+	} else {
+		fmt.Fprintf(io.Out, "bands %d × %d rows: recall %.4f at J = %.2f; outputs in %s\n",
+			rep.Config.Bands, rep.Config.Rows, rep.ExpectedRecall, rep.Config.Threshold, out)
+	}
 	if g := rep.Golden; g != nil {
 		fmt.Fprintf(io.Out, "golden %s: precision %.4f  recall %.4f  F1 %.4f", g.Truth, g.Pairs.Precision, g.Pairs.Recall, g.Pairs.F1)
 		if g.Clusters != nil {

@@ -61,10 +61,33 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"keep": {"last"}, "workers": {"-1", "100000"}, "memory": {"0", "1e30GiB", "-4GiB", "1MiB", "x"}, "tmp-dir": {missing},
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
 		"seed": {"-1"}, "key-file": {missing, sample}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
+		"sketch": {"lsh", ""}, "weight": {"bm25", "tfidf"}, "hamming": {"9", "-1", "3"}, "blocks": {"-1", "8"},
 		"html": {}, "exact-pass": {}, "boilerplate": {"0", "1", "-1", "x", "always"}, "boilerplate-lines": {missing},
 		"against": {"", "-", missing}, "signatures": {"-", missing}, "signatures-out": {t.TempDir(), filepath.Join(missing, "sigs.ndsf")},
 		"bad-out": {"x", "-"},
 	})
+}
+
+// TestDedupSimHashFlagsRefused: under --sketch simhash its own flags are
+// checked against their ranges, and the minhash flags it would ignore are
+// refused, as are the simhash flags under minhash (the table above).
+func TestDedupSimHashFlagsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{
+		{"--weight", "bm25"}, {"--hamming", "9"}, {"--hamming", "-1"}, {"--blocks", "-1"}, {"--blocks", "3", "--hamming", "3"},
+		{"--blocks", "17"}, {"--num-perm", "64"}, {"--scheme", "khash"}, {"--bits", "16"}, {"--seed", "3"},
+		{"--bands", "4", "--rows", "4"}, {"--multi-probe", "1"}, {"--verify", "estimate"},
+	} {
+		all := append([]string{"dedup", "-q", "-o", dir, "--sketch", "simhash"}, args...)
+		code, _, stderr := runCLI(t, "", append(all, sample)...)
+		name := args[0]
+		if name == "--blocks" && len(args) > 2 {
+			name = "blocks"
+		}
+		if code != ExitUsage || !strings.Contains(stderr, name) {
+			t.Errorf("%v: exit %d, %q; want exit 2 naming %s", args, code, strings.TrimSpace(stderr), name)
+		}
+	}
 }
 
 // TestEveryPlanFlagRefused: the same for plan; --documents 1e30 printed a
@@ -79,6 +102,7 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"num-perm": {"-1", "100000"}, "bits": {"3", "-1"}, "scheme": {"nope"}, "sample": {missing},
 		"sample-floor": {}, "sample-draws": {}, "shingle": {}, "workers": {"-1", "5000"}, "json": {},
 		"format": {}, "id-field": {}, "text-field": {}, "skip-bad": {}, "max-record-bytes": {}, "html": {},
+		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 	// The sample's flags matter with --sample only.
 	checkEveryFlag(t, "plan", []string{"--sample", sample}, badValues{
@@ -87,5 +111,6 @@ func TestEveryPlanFlagRefused(t *testing.T) {
 		"num-perm": {}, "bits": {}, "scheme": {}, "sample": {}, "json": {},
 		"sample-floor": {"0", "0.9", "-1"}, "sample-draws": {"0", "-5"}, "shingle": {"word:0"}, "workers": {"-1"},
 		"format": {"xml"}, "id-field": {""}, "text-field": {"id"}, "skip-bad": {}, "max-record-bytes": {"0"}, "html": {},
+		"sketch": {"lsh"}, "weight": {"tfidf"}, "hamming": {"3"}, "blocks": {"5"},
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/internal/indexload"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sigfile"
 )
 
@@ -54,6 +57,10 @@ func (f *indexFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.bucketCap, "bucket-cap", 0, "most documents per bucket; postings past it are dropped and counted (default 1000, or the stored one; -1 unlimited)")
 	fs.StringVar(&f.cacheSize, "cache-size", "256MiB", "Pebble block cache")
 	f.sketch.AddFlags(fs)
+	// An index's postings are its tables: its default distance is the
+	// index's (4 tables), not dedup's.
+	f.sketch.Hamming = index.DefaultHamming
+	fs.Lookup("hamming").DefValue = strconv.Itoa(index.DefaultHamming)
 }
 
 // options builds index.Options from the flags set on the command line.
@@ -74,7 +81,36 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 	if changed("shingle") || f.sketch.Key.File != "" {
 		o.Spec = spec // a keyed index needs its key, with the spec
 	}
-	if changed("scheme", "num-perm", "bits", "seed") {
+	kind, err := sketch.ParseKind(f.sketch.Kind)
+	if err != nil {
+		return o, usageError{fmt.Errorf("--sketch %s: %w", f.sketch.Kind, err)}
+	}
+	if kind == sketch.SimHash {
+		_, sim, err := f.sketch.SimHash()
+		if err != nil {
+			return o, usageError{err}
+		}
+		if f.bands != 0 || f.rows != 0 || f.probe != 0 || changed("recall") {
+			return o, usagef("--bands, --rows, --multi-probe and --recall are minhash's; a simhash index matches within --hamming bits")
+		}
+		o.Sketch = kind
+		if changed("weight") {
+			o.SimHash.Weight = sim.Weight
+		}
+		if changed("hamming") {
+			o.SimHash.Hamming = sim.Hamming
+		}
+		if changed("blocks") {
+			o.SimHash.Blocks = sim.Blocks
+		}
+	} else {
+		for _, n := range []string{"weight", "hamming", "blocks"} {
+			if changed(n) {
+				return o, usagef("--%s: a simhash flag; add --sketch simhash (for an existing index, its stored sketch is used)", n)
+			}
+		}
+	}
+	if kind == sketch.MinHash && changed("scheme", "num-perm", "bits", "seed") {
 		o.Params = params
 	}
 	if f.bands != 0 || f.rows != 0 || f.probe != 0 {
@@ -243,12 +279,20 @@ The index is marked "build in progress" until the build is complete: an
 interrupted build (the process killed, the disk full) leaves an index that
 serve, index stats and index check refuse; build it again into the same
 directory, which also removes the temporary files the killed build left in
-DIR/build.tmp. A build that fails leaves no index where there was none.`,
+DIR/build.tmp. A build that fails leaves no index where there was none.
+
+With --sketch simhash the index stores one 64-bit SimHash fingerprint a
+document (8 bytes) and C(blocks, hamming) block-permutation postings (4 by
+default: --hamming 3, 4 blocks), and matches fingerprints within --hamming
+bits; --weight tfidf counts the inputs' document frequencies first and
+stores the table with the index. The sketch is stored: serve and the other
+index commands read it from the index.`,
 		Example: `  neardup index build --data idx testdata/articles_1000.jsonl
   neardup index build --data idx --bits 8 --threshold 0.85 crawl/*.jsonl.zst
   neardup index build --data idx --threshold 0.9    # empty, for serve to fill
   neardup index build --data idx --signatures archive.ndsf
-  neardup index build --data idx --append --signatures week.ndsf`,
+  neardup index build --data idx --append --signatures week.ndsf
+  neardup index build --data idx --sketch simhash --hamming 6 crawl/*.jsonl.zst`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.index.data == "" {
@@ -316,6 +360,25 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	}
 	if copts.Stdin == nil {
 		copts.Stdin = stdio.In
+	}
+	if iopts.Sketch == sketch.SimHash && iopts.SimHash.Weight == sigfile.TFIDF {
+		// The document frequencies of the corpus, stored with the index.
+		if len(inputs) == 0 {
+			return usagef("--weight tfidf: a TF-IDF index counts its document frequencies over the inputs; give INPUT")
+		}
+		var cleanup func()
+		inputs, cleanup, err = spoolStdin(inputs, copts)
+		defer cleanup()
+		if err != nil {
+			return err
+		}
+		spec := iopts.Spec
+		if spec == (shingle.Spec{}) {
+			spec = shingle.Prose
+		}
+		if iopts.SimHash.DF, err = jobspec.CountDF(ctx, inputs, copts, spec, o.workers); err != nil {
+			return err
+		}
 	}
 	dir := o.index.data
 	if o.append {
@@ -565,6 +628,12 @@ func newIndexStatsCmd(io IO) *cobra.Command {
 			}
 			if st.Documents > 0 {
 				out["bytes_per_document"] = float64(st.Bytes) / float64(st.Documents)
+			}
+			if c.Sketch == sketch.SimHash {
+				// params are then the storage form of a fingerprint (one
+				// 64-bit slot); the sketch's own are these.
+				out["sketch"], out["simhash_params"] = c.Sketch.String(), c.SimHash.Params.String()
+				out["hamming"], out["blocks"], out["tables"] = c.SimHash.K, c.SimHash.Blocks, c.Tables()
 			}
 			enc := json.NewEncoder(io.Out)
 			enc.SetIndent("", "  ")

@@ -43,6 +43,7 @@ type planOptions struct {
 	workers     int
 	json        bool
 	corpus      corpusFlags
+	simhash     planSimHashFlags
 }
 
 func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
@@ -69,6 +70,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.workers, "workers", 0, "with --sample: worker goroutines (default: all cores)")
 	fs.BoolVar(&o.json, "json", false, "print the plan as JSON")
 	o.corpus.AddFlags(fs)
+	o.simhash.AddFlags(fs)
 }
 
 func newPlanCmd(io IO) *cobra.Command {
@@ -87,11 +89,29 @@ least memory per document.
 Without --sample it assumes the similarity distribution: --duplicates partners
 per document spread over [threshold, 1], every other pair at --background. With
 --sample FILE it measures it: the exact join lists every sample pair above
---sample-floor, random pairs give the rest, scaled from the sample to N.`,
+--sample-floor, random pairs give the rest, scaled from the sample to N.
+
+With --sketch simhash it chooses SimHash's Hamming distance k and blocks B from
+--sample (required): the share of the sample's pairs at J ≥ --threshold within
+each k (recall, against --recall, default 0.95), the candidates per document,
+and the layout of least cost, beside the unit-weight model.`,
 		Example: `  neardup plan --documents 300e6 --features 1000 --threshold 0.85 --recall 0.95 --memory 100GB --docs-per-second 5000
-  neardup plan --sample sample.jsonl --documents 50e6 --threshold 0.8 --memory 16GB`,
+  neardup plan --sample sample.jsonl --documents 50e6 --threshold 0.8 --memory 16GB
+  neardup plan --sketch simhash --sample sample.jsonl --documents 1e9 --threshold 0.95`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			switch o.simhash.sketch {
+			case "minhash":
+				for _, name := range []string{"weight", "hamming", "blocks"} {
+					if cmd.Flags().Changed(name) {
+						return usagef("--%s: a simhash flag; add --sketch simhash", name)
+					}
+				}
+			case "simhash":
+				return runPlanSimHash(cmd, io, o)
+			default:
+				return usagef("--sketch %s: want minhash or simhash", o.simhash.sketch)
+			}
 			in, err := o.input(cmd)
 			if err != nil {
 				return err

@@ -88,7 +88,17 @@ func formatGolden(cases []goldenCase) []byte {
 // TestPlanGolden runs every command of testdata/golden/cli/plan.txt and
 // compares its output (stdout; on failure "exit N" and stderr) with the
 // file's. go test -run TestPlanGolden -update rewrites the outputs.
-func TestPlanGolden(t *testing.T) {
+func TestPlanGolden(t *testing.T) { runGoldenFile(t, planGolden) }
+
+// TestPlanSimHashGolden is TestPlanGolden for plan --sketch simhash
+// (testdata/golden/cli/plan_simhash.txt).
+func TestPlanSimHashGolden(t *testing.T) {
+	runGoldenFile(t, "../../testdata/golden/cli/plan_simhash.txt")
+}
+
+// runGoldenFile runs the commands of a golden file and compares their
+// outputs with the file's, or rewrites them under -update.
+func runGoldenFile(t *testing.T, planGolden string) {
 	data, err := os.ReadFile(planGolden)
 	if err != nil {
 		t.Fatal(err)

@@ -57,13 +57,16 @@ func refusePromoted(dir string) error {
 }
 
 type indexPromoteOptions struct {
-	data, shadow string
-	cacheSize    string
+	data, shadow           string
+	cacheSize              string
+	keyFile, shadowKeyFile string
 }
 
 func (o *indexPromoteOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.data, "data", "", "the primary index directory (Pebble) that serve --data answered from")
 	fs.StringVar(&o.shadow, "shadow-data", "", "the shadow index directory that serve --shadow-data kept up to date")
+	fs.StringVar(&o.keyFile, "key-file", "", "the key of the primary, if made under a keyed spec")
+	fs.StringVar(&o.shadowKeyFile, "shadow-key-file", "", "the key of the shadow, if made under a keyed spec (serve's --shadow-key-file)")
 }
 
 func newIndexPromoteCmd(io IO) *cobra.Command {
@@ -118,7 +121,15 @@ func runIndexPromote(ctx context.Context, stdio IO, o *indexPromoteOptions) erro
 	if promoted && m.Shadow != shadowAbs {
 		return fmt.Errorf("index %s was already replaced by %s, not %s", o.data, m.Shadow, shadowAbs)
 	}
-	opts := index.Options{MustExist: true, CacheSize: 16 << 20, Logger: cliLogger(stdio)}
+	key, err := readKeyFlag("key-file", o.keyFile)
+	if err != nil {
+		return err
+	}
+	shadowKey, err := readKeyFlag("shadow-key-file", o.shadowKeyFile)
+	if err != nil {
+		return err
+	}
+	opts := index.Options{MustExist: true, CacheSize: 16 << 20, Logger: cliLogger(stdio), Key: key}
 	// Hold the primary's lock: no server answers from it while it is
 	// marked.
 	primary, err := openData(o.data, &opts)
@@ -126,6 +137,7 @@ func runIndexPromote(ctx context.Context, stdio IO, o *indexPromoteOptions) erro
 		return err
 	}
 	defer primary.Close()
+	opts.Key = shadowKey
 	shadow, err := openData(o.shadow, &opts)
 	if err != nil {
 		return err

@@ -18,7 +18,9 @@ import (
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/bytesize"
+	"github.com/neardup/neardup/internal/keyfile"
 	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/shingle"
 )
 
 type serveOptions struct {
@@ -38,6 +40,7 @@ type serveOptions struct {
 	metricsAuth     bool
 	shadowData      string
 	shadowQueue     int
+	shadowKeyFile   string
 	golden          goldenFlags // serve_golden.go
 	memoryIndex     bool
 }
@@ -59,6 +62,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	o.golden.AddFlags(fs)
 	fs.StringVar(&o.shadowData, "shadow-data", "", "a shadow index directory (Pebble, made by neardup index build with other bands, params or spec): every acknowledged write is journaled for it and every check also runs on it, off the latency path; GET /v1/shadow compares; neardup index promote switches it in")
 	fs.IntVar(&o.shadowQueue, "shadow-queue", server.DefaultShadowQueue, "most checks waiting for the shadow; more are dropped and counted")
+	fs.StringVar(&o.shadowKeyFile, "shadow-key-file", "", "the key of a shadow index made under a keyed spec (--key-file of its build; e.g. a new key, to rotate keys)")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 	fs.BoolVar(&o.memoryIndex, "memory-index", false, "serve a new, empty index held in memory instead of --data or --redis: lost when the server stops")
 }
@@ -132,6 +136,9 @@ func (o *serveOptions) build() (*server.Options, error) {
 	if o.shadowData != "" && (o.index.data == "" || o.index.redis != "") {
 		return nil, usagef("--shadow-data is for a Pebble primary (--data)")
 	}
+	if o.shadowKeyFile != "" && o.shadowData == "" {
+		return nil, usagef("--shadow-key-file is the key of --shadow-data's index; give both")
+	}
 	if o.shadowQueue < 1 {
 		return nil, usagef("--shadow-queue %d; must be at least 1", o.shadowQueue)
 	}
@@ -152,7 +159,8 @@ func newServeCmd(io IO) *cobra.Command {
 		Short: "Serve the online near-duplicate API over a persistent index",
 		Long: `serve answers JSON over HTTP from a persistent index (Pebble in --data, made by
 neardup index build, or a shared index on Redis with --redis), or from a new
-index in memory (--memory-index; lost when the server stops):
+index in memory (--memory-index; lost when the server stops), under the sketch
+stored in the index (MinHash, or SimHash with its distance and weights):
 
   POST   /v1/check              duplicates of a document; nothing stored
   POST   /v1/documents          check, and store the document if it is new
@@ -282,11 +290,29 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 }
 
 // openShadow opens the shadow index of --shadow-data (its stored config:
-// the sketch flags are the primary's).
+// the sketch flags are the primary's), keyed with --shadow-key-file's key
+// when it was made under a keyed spec.
 func openShadow(o *serveOptions, logger *slog.Logger) (*index.DB, error) {
 	cache, err := bytesize.Parse(o.index.cacheSize)
 	if err != nil {
 		return nil, usageError{err}
 	}
-	return openData(o.shadowData, &index.Options{MustExist: true, CacheSize: cache, Logger: logger})
+	key, err := readKeyFlag("shadow-key-file", o.shadowKeyFile)
+	if err != nil {
+		return nil, err
+	}
+	return openData(o.shadowData, &index.Options{MustExist: true, CacheSize: cache, Logger: logger, Key: key})
+}
+
+// readKeyFlag reads the key file a flag names (nil for none); errors name
+// the flag and the file, never the key.
+func readKeyFlag(flag, path string) (*shingle.Key, error) {
+	if path == "" {
+		return nil, nil
+	}
+	k, err := keyfile.Read(path, os.Stderr)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--%s %s: %w", flag, path, err)}
+	}
+	return k, nil
 }

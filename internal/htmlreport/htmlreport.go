@@ -80,10 +80,13 @@ type Data struct {
 	// Summary and Config are shown as tables.
 	Summary, Config []Row
 	// Threshold, Bands and Rows define the S-curve; Curve gives P(J) (slot
-	// width included); ExpectedRecall is P(Threshold).
+	// width included); ExpectedRecall is P(Threshold). CurveLabel, when
+	// set, names the curve instead of the bands and rows (a sketch without
+	// bands).
 	Threshold      float64
 	Bands, Rows    int
 	Curve          func(j float64) float64
+	CurveLabel     string
 	ExpectedRecall float64
 	// PairLower, PairEstimate and PairExact are the pair-similarity
 	// histogram (PairExact nil without exact verification).
@@ -152,6 +155,9 @@ func Write(w io.Writer, d *Data) error {
 			}
 		}
 		label := fmt.Sprintf("b = %d bands × r = %d rows", d.Bands, d.Rows)
+		if d.CurveLabel != "" {
+			label = d.CurveLabel
+		}
 		v.SCurve = sCurveSVG(d.Curve, d.Threshold, label, pts)
 	}
 	if len(d.PairLower) > 0 {

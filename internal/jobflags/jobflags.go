@@ -26,9 +26,12 @@ import (
 	"github.com/neardup/neardup/internal/bytesize"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/keyfile"
+	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
+	"github.com/neardup/neardup/simhash"
 )
 
 // flagError names the flag and its value before the error of the rule it
@@ -38,15 +41,20 @@ func flagError(name string, value any, err error) error {
 	return fmt.Errorf("--%s %v: %w", name, value, err)
 }
 
-// Sketch are the flags that define features and signatures: --shingle,
-// --scheme, --num-perm, --bits, --seed and the Key group's --key-file. The
-// zero value is ready for AddFlags, which sets the defaults.
+// Sketch are the flags that define features and signatures: --sketch,
+// --shingle, MinHash's --scheme, --num-perm, --bits and --seed, SimHash's
+// --weight, --hamming and --blocks, and the Key group's --key-file. The zero
+// value is ready for AddFlags, which sets the defaults.
 type Sketch struct {
+	Kind    string // --sketch: minhash or simhash; default "minhash"
 	Shingle string // --shingle: shingling spec; default "prose"
 	Scheme  string // --scheme: oph or khash; default "oph"
 	NumPerm int    // --num-perm: signature slots, k; default 128
 	Bits    int    // --bits: bits kept per slot; default 32
 	Seed    uint64 // --seed: hash seed; default 0
+	Weight  string // --weight: SimHash weighting, tf or tfidf; default "tf"
+	Hamming int    // --hamming: SimHash candidate distance in bits, 0 to 8; default sketch.DefaultHamming (6)
+	Blocks  int    // --blocks: SimHash blocks; default 0 (chosen from the number of documents)
 	Key     Key    // --key-file: the secret key of a keyed spec; default none
 }
 
@@ -85,14 +93,81 @@ func (f *Key) Apply(spec shingle.Spec) (shingle.Spec, error) {
 	return spec, nil
 }
 
+// Defaults of the MinHash flags, which --sketch simhash refuses when
+// changed.
+const (
+	defaultScheme  = "oph"
+	defaultNumPerm = 128
+	defaultBits    = 32
+)
+
 // AddFlags registers the sketch flags on fs with their defaults.
 func (f *Sketch) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&f.Kind, "sketch", "minhash", "sketch: minhash (signatures and LSH bands) or simhash (64-bit fingerprints within a Hamming distance: 8 bytes a document, for near-exact duplicates)")
 	fs.StringVar(&f.Shingle, "shingle", "prose", "shingling spec: prose, code, cjk, web, word:N, char:N or token:N")
-	fs.StringVar(&f.Scheme, "scheme", "oph", "signature scheme: oph (one permutation, densified) or khash (k hash functions)")
-	fs.IntVar(&f.NumPerm, "num-perm", 128, "signature slots (k)")
-	fs.IntVar(&f.Bits, "bits", 32, "bits kept per slot: 64, 32, 16, 8, 4, 2 or 1")
-	fs.Uint64Var(&f.Seed, "seed", 0, "hash seed; signatures of different seeds are not comparable")
+	fs.StringVar(&f.Scheme, "scheme", defaultScheme, "minhash signature scheme: oph (one permutation, densified) or khash (k hash functions)")
+	fs.IntVar(&f.NumPerm, "num-perm", defaultNumPerm, "minhash signature slots (k)")
+	fs.IntVar(&f.Bits, "bits", defaultBits, "minhash bits kept per slot: 64, 32, 16, 8, 4, 2 or 1")
+	fs.Uint64Var(&f.Seed, "seed", 0, "minhash hash seed; signatures of different seeds are not comparable")
+	fs.StringVar(&f.Weight, "weight", "tf", "simhash feature weights: tf (term frequency) or tfidf (document frequencies counted in a first pass)")
+	fs.IntVar(&f.Hamming, "hamming", sketch.DefaultHamming, fmt.Sprintf("simhash: fingerprints within this many bits are candidates, 0 to %d (plan --sketch simhash measures it)", simhash.MaxMaxDistance))
+	fs.IntVar(&f.Blocks, "blocks", 0, fmt.Sprintf("simhash blocks of the permutation tables, hamming+1 to %d (default: chosen from the number of documents)", simhash.MaxBlocks))
 	f.Key.AddFlags(fs)
+}
+
+// SimHash returns the sketch the flags select and, for SimHash, its
+// options, each value checked; MinHash flags changed under --sketch simhash
+// (and SimHash flags under minhash) are refused, as they would be ignored.
+func (f *Sketch) SimHash() (sketch.Kind, jobspec.SimHashOptions, error) {
+	var o jobspec.SimHashOptions
+	kind, err := sketch.ParseKind(f.Kind)
+	if err != nil {
+		return kind, o, flagError("sketch", f.Kind, err)
+	}
+	if kind == sketch.MinHash {
+		for _, c := range []struct {
+			name    string
+			value   any
+			changed bool
+		}{{"weight", f.Weight, f.Weight != "tf"}, {"hamming", f.Hamming, f.Hamming != sketch.DefaultHamming}, {"blocks", f.Blocks, f.Blocks != 0}} {
+			if c.changed {
+				return kind, o, flagError(c.name, c.value, fmt.Errorf("%w: a simhash flag; add --sketch simhash", jobspec.ErrInvalidOptions))
+			}
+		}
+		return kind, o, nil
+	}
+	for _, c := range []struct {
+		name    string
+		value   any
+		changed bool
+	}{{"scheme", f.Scheme, f.Scheme != defaultScheme}, {"num-perm", f.NumPerm, f.NumPerm != defaultNumPerm},
+		{"bits", f.Bits, f.Bits != defaultBits}, {"seed", f.Seed, f.Seed != 0}} {
+		if c.changed {
+			return kind, o, flagError(c.name, c.value, fmt.Errorf("%w: a minhash flag; --sketch simhash makes 64-bit fingerprints", jobspec.ErrInvalidOptions))
+		}
+	}
+	switch f.Weight {
+	case "tf":
+		o.Weight = sigfile.TF
+	case "tfidf":
+		o.Weight = sigfile.TFIDF
+	default:
+		return kind, o, flagError("weight", f.Weight, fmt.Errorf("%w: want tf or tfidf", jobspec.ErrInvalidOptions))
+	}
+	if err := jobspec.CheckHamming(f.Hamming); err != nil {
+		return kind, o, flagError("hamming", f.Hamming, err)
+	}
+	o.Hamming = f.Hamming
+	if f.Hamming == 0 {
+		o.Hamming = simhash.ExactMatch
+	}
+	if f.Blocks != 0 {
+		if err := jobspec.CheckBlocks(f.Blocks, f.Hamming); err != nil {
+			return kind, o, flagError("blocks", f.Blocks, err)
+		}
+	}
+	o.Blocks = f.Blocks
+	return kind, o, nil
 }
 
 // Parse returns the shingle spec (keyed when --key-file is given) and the
@@ -293,6 +368,10 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 	if err != nil {
 		return nil, err
 	}
+	kind, sim, err := f.Sketch.SimHash()
+	if err != nil {
+		return nil, err
+	}
 	c, err := f.Corpus.Options(stdin)
 	if err != nil {
 		return nil, err
@@ -333,9 +412,12 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 		return nil, err
 	}
 	opts := &jobspec.Options{Corpus: c, Spec: spec, Params: params, Threshold: f.Threshold, Recall: f.Recall,
-		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden,
+		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim,
 		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass,
 		Against: f.Against, Signatures: f.Signatures, SignaturesOut: f.SignaturesOut}
+	if kind == sketch.SimHash && (f.Bands != 0 || f.Rows != 0 || f.Probe != 0) {
+		return nil, fmt.Errorf("--bands %d --rows %d --multi-probe %d: %w: LSH bands are minhash's; simhash's candidates are the pairs within --hamming bits", f.Bands, f.Rows, f.Probe, jobspec.ErrInvalidOptions)
+	}
 	if f.Bands != 0 || f.Rows != 0 || f.Probe != 0 {
 		if (f.Bands != 0) != (f.Rows != 0) {
 			return nil, fmt.Errorf("--bands and --rows go together (--bands %d --rows %d)", f.Bands, f.Rows)
@@ -345,6 +427,9 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 		}
 	}
 	if opts.Verify, err = jobspec.ParseVerify(f.Verify); err != nil {
+		return nil, flagError("verify", f.Verify, err)
+	}
+	if err := jobspec.CheckVerify(kind, opts.Verify); err != nil {
 		return nil, flagError("verify", f.Verify, err)
 	}
 	if opts.Cluster, err = jobspec.ParseClusterMode(f.Cluster); err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // Job is a resolved job: what decides a deduplication's outputs, after
@@ -47,12 +48,34 @@ func (o *Options) Job() (Job, error) {
 	if err := c.Validate(); err != nil {
 		return Job{}, err
 	}
+	j := Job{Threshold: c.Threshold, Recall: c.Recall, BucketCap: c.BucketCap, Verify: c.Verify, Cluster: c.Cluster, Keep: c.Keep}
+	if c.Sketch == sketch.SimHash {
+		s := c.SimHash
+		j.Sketch = sketch.Config{Spec: c.Spec, Kind: sketch.SimHash, SimHash: sketch.SimHashConfig{
+			Params: sigfile.SimHashParams{Weighting: sigfile.TF}, K: s.k(), Blocks: s.Blocks}}
+		if s.Weight == sigfile.TFIDF {
+			j.Sketch.SimHash.Params.Weighting = sigfile.TFIDF
+			if s.DF != nil {
+				j.Sketch = j.Sketch.WithDF(s.DF)
+			}
+		}
+		return j, nil
+	}
 	bands, err := c.Banding()
 	if err != nil {
 		return Job{}, err
 	}
-	return Job{Sketch: sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands}, Threshold: c.Threshold, Recall: c.Recall,
-		BucketCap: c.BucketCap, Verify: c.Verify, Cluster: c.Cluster, Keep: c.Keep}, nil
+	j.Sketch = sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands}
+	return j, nil
+}
+
+// NeedsDF reports whether the job weighs SimHash features by TF-IDF and has
+// no document-frequency table yet: the driver counts one over its inputs
+// (sketch.DFCounter, documents that parse, empty ones included) and sets it
+// with Sketch = Sketch.WithDF(table) before signing.
+func (j *Job) NeedsDF() bool {
+	s := &j.Sketch
+	return s.Kind == sketch.SimHash && s.SimHash.Params.Weighting == sigfile.TFIDF && s.SimHash.IDF == nil
 }
 
 // ClusterOptions returns the cluster options the verified pairs are

@@ -12,6 +12,8 @@ import (
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+	"github.com/neardup/neardup/sigfile"
+	"github.com/neardup/neardup/simhash"
 )
 
 // Errors; check with errors.Is.
@@ -238,6 +240,96 @@ type Options struct {
 	// under a temporary name renamed on success. Default "": no list.
 	// neardup dedup only.
 	BadOut string
+	// Sketch selects the sketch: sketch.MinHash (Params, Recall, Bands) or
+	// sketch.SimHash (the SimHash field). Default sketch.MinHash.
+	Sketch sketch.Kind
+	// SimHash configures a SimHash job (Sketch = sketch.SimHash); ignored
+	// otherwise. Default: TF weighting, k = sketch.DefaultHamming, blocks
+	// by the planner's rule at the corpus size.
+	SimHash SimHashOptions
+}
+
+// SimHashOptions configure the SimHash sketch of a job. The zero value means
+// every default.
+type SimHashOptions struct {
+	// Weight is how a fingerprint weighs features: sigfile.TF (term
+	// frequency) or sigfile.TFIDF (term frequency × inverse document
+	// frequency, the document frequencies from DF or else from a first
+	// pass over the inputs). Default sigfile.TF, which measured better on
+	// near duplicates (BENCHMARKS.md, "SimHash: weighting and k").
+	Weight sigfile.Weighting
+	// Hamming is k: two fingerprints within k bits are candidates. 0
+	// means the default, sketch.DefaultHamming (6); simhash.ExactMatch
+	// (−1) asks for k = 0. Range −1, 1 to simhash.MaxMaxDistance (8).
+	Hamming int
+	// Blocks is B, the blocks of the block-permutation tables (C(B, k)
+	// bucket keys a document). 0 means the default: chosen once the number
+	// of documents is known, by the planner's rule (simhash.ChooseBlocks).
+	// Range k+1 to simhash.MaxBlocks with C(B, k) ≤ simhash.MaxTables.
+	Blocks int
+	// DF is the document-frequency table of TFIDF weighting; nil means
+	// count it from the inputs first. Ignored under TF. Default nil.
+	DF *simhash.DFTable
+}
+
+// k returns the resolved Hamming distance.
+func (s *SimHashOptions) k() int {
+	switch s.Hamming {
+	case 0:
+		return sketch.DefaultHamming
+	case simhash.ExactMatch:
+		return 0
+	}
+	return s.Hamming
+}
+
+// CheckHamming reports whether k is a valid SimHashOptions.Hamming given on
+// a command line, where 0 is k = 0 (not the default): 0 to
+// simhash.MaxMaxDistance.
+func CheckHamming(k int) error {
+	if k < 0 || k > simhash.MaxMaxDistance {
+		return fmt.Errorf("%w: Hamming distance %d; want 0 to %d bits (pairs at J 0.8–0.9 are 6–8 bits apart, unrelated texts 32 ± 4)", ErrInvalidOptions, k, simhash.MaxMaxDistance)
+	}
+	return nil
+}
+
+// validate reports whether s (as Options.Validate sees it) is usable.
+func (s *SimHashOptions) validate() error {
+	if s.Hamming != simhash.ExactMatch && s.Hamming != 0 {
+		if err := CheckHamming(s.Hamming); err != nil {
+			return err
+		}
+	}
+	if s.Weight != 0 && s.Weight != sigfile.TF && s.Weight != sigfile.TFIDF {
+		return fmt.Errorf("%w: SimHash weighting %d; want tf or tfidf", ErrInvalidOptions, s.Weight)
+	}
+	if s.Blocks != 0 {
+		return CheckBlocks(s.Blocks, s.k())
+	}
+	return nil
+}
+
+// CheckBlocks reports whether b is a valid SimHashOptions.Blocks for
+// Hamming distance k (0..simhash.MaxMaxDistance): k+1 to
+// simhash.MaxBlocks, with C(b, k) ≤ simhash.MaxTables.
+func CheckBlocks(b, k int) error {
+	mk := k
+	if k == 0 {
+		mk = simhash.ExactMatch
+	}
+	if err := (&simhash.Options{MaxDistance: mk, Blocks: b}).Validate(); err != nil {
+		return fmt.Errorf("%w: %d blocks for Hamming distance %d; want %d to %d, at most %d tables: %w", ErrInvalidOptions, b, k, k+1, simhash.MaxBlocks, simhash.MaxTables, err)
+	}
+	return nil
+}
+
+// CheckVerify reports whether v can verify the candidates of sketch kind:
+// SimHash refuses VerifyEstimate (see Options.Validate).
+func CheckVerify(kind sketch.Kind, v Verify) error {
+	if kind == sketch.SimHash && v == VerifyEstimate {
+		return fmt.Errorf("%w: verify estimate with SimHash: a fingerprint pair's only estimate is a function of its Hamming distance, so thresholding it is the candidate test with another k (and one pair's distance spreads over ±2 bits at J = 0.9); use verify exact, or verify none with the Hamming distance you want", ErrInvalidOptions)
+	}
+	return nil
 }
 
 // EnsureDefaults fills zero fields with defaults and returns o; a nil o yields
@@ -294,6 +386,27 @@ func (o *Options) Validate() error {
 	}
 	if o.Verify > VerifyNone {
 		return fmt.Errorf("%w: verify %d", ErrInvalidOptions, o.Verify)
+	}
+	switch o.Sketch {
+	case sketch.MinHash:
+	case sketch.SimHash:
+		if err := o.SimHash.validate(); err != nil {
+			return err
+		}
+		if o.Bands.Bands > 0 || o.Bands.Probe > 0 {
+			return fmt.Errorf("%w: bands %s are MinHash's; SimHash's candidates are the pairs within the Hamming distance, from its block-permutation tables", ErrInvalidOptions, o.Bands)
+		}
+		if err := CheckVerify(o.Sketch, o.Verify); err != nil {
+			return err
+		}
+		if len(o.Against) > 0 || o.Signatures != "" {
+			// Not yet: reference and stored fingerprints would need the
+			// blocks chosen from inputs and references together, and the
+			// TF-IDF weights of both.
+			return fmt.Errorf("%w: reference documents (against) and stored signatures (signatures) are MinHash's for now; SimHash runs sign their inputs", ErrInvalidOptions)
+		}
+	default:
+		return fmt.Errorf("%w: sketch %d; want minhash or simhash", ErrInvalidOptions, o.Sketch)
 	}
 	if o.Cluster > Star {
 		return fmt.Errorf("%w: cluster %d", ErrInvalidOptions, o.Cluster)

@@ -82,22 +82,38 @@ type Report struct {
 
 // Config is the configuration a run used, fingerprints included.
 type Config struct {
+	// Sketch is "simhash" for a SimHash run; absent for MinHash (so that
+	// MinHash reports stay as they were).
+	Sketch            string  `json:"sketch,omitempty"`
 	Spec              string  `json:"spec"`               // shingle spec, as shingle.Spec.String
 	SpecFingerprint   string  `json:"spec_fingerprint"`   // the spec's Fingerprint, 16 hex digits
-	Params            string  `json:"params"`             // minhash params, as minhash.Params.String
+	Params            string  `json:"params"`             // minhash params, as minhash.Params.String; SimHash's as signature files name them (sigfile.SimHashParams)
 	ParamsFingerprint string  `json:"params_fingerprint"` // the params' Fingerprint (seed included), 16 hex digits
 	Threshold         float64 `json:"threshold"`          // Options.Threshold, the Jaccard similarity of a near duplicate
 	RecallTarget      float64 `json:"recall_target"`      // Options.Recall, recorded even when Options.Bands fixed the banding
-	Bands             int     `json:"bands"`              // LSH bands used
-	Rows              int     `json:"rows"`               // rows (slots) per band
+	Bands             int     `json:"bands"`              // LSH bands used; 0 for SimHash
+	Rows              int     `json:"rows"`               // rows (slots) per band; 0 for SimHash
 	Probe             int     `json:"probe"`              // multi-probe rows per band; 0 for none
-	BucketCap         int     `json:"bucket_cap"`         // Options.BucketCap, in documents
-	Verify            string  `json:"verify"`             // "exact", "estimate" or "none"
-	Cluster           string  `json:"cluster"`            // "components" or "star"
-	Keep              string  `json:"keep"`               // keep policy: "first", "longest" or "field:NAME"
-	Workers           int     `json:"workers"`            // worker goroutines; results do not depend on it
-	MemoryBytes       int64   `json:"memory_bytes"`       // Options.Memory, the memory budget in bytes
-	ExactPass         bool    `json:"exact_pass"`         // whether the exact-duplicate pass ran (not Options.SkipExactPass)
+	// SimHash holds a SimHash run's weighting, distance and tables; absent
+	// for MinHash.
+	SimHash     *SimHashConfig `json:"simhash,omitempty"`
+	BucketCap   int            `json:"bucket_cap"`   // Options.BucketCap, in documents
+	Verify      string         `json:"verify"`       // "exact", "estimate" or "none"
+	Cluster     string         `json:"cluster"`      // "components" or "star"
+	Keep        string         `json:"keep"`         // keep policy: "first", "longest" or "field:NAME"
+	Workers     int            `json:"workers"`      // worker goroutines; results do not depend on it
+	MemoryBytes int64          `json:"memory_bytes"` // Options.Memory, the memory budget in bytes
+	ExactPass   bool           `json:"exact_pass"`   // whether the exact-duplicate pass ran (not Options.SkipExactPass)
+}
+
+// SimHashConfig is the SimHash part of a report's Config.
+type SimHashConfig struct {
+	Weight        string `json:"weight"`                   // "tf" or "tfidf"
+	DFFingerprint string `json:"df_fingerprint,omitempty"` // the document-frequency table's fingerprint, 16 hex digits (tfidf)
+	DFDocuments   uint64 `json:"df_documents,omitempty"`   // the documents it counted (tfidf)
+	Hamming       int    `json:"hamming"`                  // k: fingerprints within k bits are candidates
+	Blocks        int    `json:"blocks"`                   // B; 0 if the run stopped before choosing it
+	Tables        int    `json:"tables"`                   // C(B, k): bucket keys a document
 }
 
 // Counts are the numbers of things a run saw and made.
@@ -294,24 +310,47 @@ type SpillReport struct {
 // empty pair histogram and empty (not nil) bucket lists filled in,
 // everything else zero. The report keeps inputs.
 func NewReport(tool string, inputs []string, o *Options, j *Job) *Report {
-	s := &j.Sketch
-	return &Report{
+	rep := &Report{
 		Tool:    tool,
 		Version: Version,
 		Inputs:  inputs,
 		Config: Config{
-			Spec: s.Spec.String(), SpecFingerprint: fmt.Sprintf("%016x", s.Spec.Fingerprint()),
-			Params: s.Params.String(), ParamsFingerprint: fmt.Sprintf("%016x", s.Params.Fingerprint()),
-			Threshold: j.Threshold, RecallTarget: j.Recall,
-			Bands: s.Bands.Bands, Rows: s.Bands.Rows, Probe: s.Bands.Probe, BucketCap: j.BucketCap,
+			Threshold: j.Threshold, RecallTarget: j.Recall, BucketCap: j.BucketCap,
 			Verify: j.Verify.String(), Cluster: j.Cluster.String(), Keep: j.Keep.String(),
 			Workers: o.Workers, MemoryBytes: o.Memory, ExactPass: !o.SkipExactPass,
 		},
-		ExpectedRecall: s.Bands.Probability(j.Threshold),
-		PairSim:        NewHistogram(j.Verify == VerifyExact),
-		Drift:          drift.NewDistributions(),
-		Buckets:        BucketReport{Largest: []LargeBucket{}, Top: []LargeBucket{}},
+		PairSim: NewHistogram(j.Verify == VerifyExact),
+		Drift:   drift.NewDistributions(),
+		Buckets: BucketReport{Largest: []LargeBucket{}, Top: []LargeBucket{}},
 	}
+	rep.SetSketch(j)
+	return rep
+}
+
+// SetSketch fills in the sketch's part of the report from j: spec, params,
+// bands or SimHash's settings, and the expected recall at the threshold
+// (MinHash: the S-curve of the bands; SimHash: the unit-weight model,
+// sketch.Config.CandidateProbability). A driver calls it again once it has
+// chosen what waited for the corpus (SimHash's document frequencies and
+// blocks).
+func (rep *Report) SetSketch(j *Job) {
+	s := &j.Sketch
+	c := &rep.Config
+	params, fp := s.ParamsString()
+	c.Spec, c.SpecFingerprint = s.Spec.String(), fmt.Sprintf("%016x", s.Spec.Fingerprint())
+	c.Params, c.ParamsFingerprint = params, fmt.Sprintf("%016x", fp)
+	c.Bands, c.Rows, c.Probe = s.Bands.Bands, s.Bands.Rows, s.Bands.Probe
+	c.Sketch, c.SimHash = "", nil
+	if s.Kind == sketch.SimHash {
+		c.Sketch = s.Kind.String()
+		sh := &SimHashConfig{Weight: s.SimHash.Params.Weighting.String(), Hamming: s.SimHash.K, Blocks: s.SimHash.Blocks, Tables: s.Tables()}
+		if s.SimHash.IDF != nil {
+			sh.DFFingerprint = fmt.Sprintf("%016x", s.SimHash.IDF.Fingerprint())
+			sh.DFDocuments = s.SimHash.IDF.Docs()
+		}
+		c.SimHash = sh
+	}
+	rep.ExpectedRecall = s.CandidateProbability(j.Threshold)
 }
 
 // EncodeReport returns report.json's bytes for rep: indented JSON and a

@@ -8,25 +8,30 @@
 //
 // # The sketch seam
 //
-// Drivers use only Sketch and Sketcher, made by Config.New, the one switch
-// between sketches. MinHash (shingle features, minhash signatures, lsh band
-// keys) is the only sketch today. A second one, SimHash say, implements:
+// Drivers use only Sketch, Sketcher and Grouper, made by Config.New, the one
+// switch between sketches. There are two:
 //
-//   - Sketcher.Sign: the text's features hashed into one 64-bit
-//     fingerprint (Sketch.Words() = 1), and whether the text had none;
-//   - Sketch.AppendBucketKeys: one key per permutation table, the
-//     fingerprint's permuted block prefix mixed with the table number and cut
-//     to BucketKeyBits;
-//   - Sketch.Similarity: the estimate from the Hamming distance of two
-//     fingerprints (1 − d/64, mapped to the Jaccard scale the threshold is
-//     on);
-//   - Sketcher.Metrics: signatures and features (no bins);
+//   - MinHash (the default): shingle features, minhash signatures, lsh band
+//     keys; every pair of documents sharing a bucket is a candidate
+//     (lsh.Grouper).
+//   - SimHash: one 64-bit fingerprint of the weighted features
+//     (simhash.Hasher, TF or TF-IDF); one bucket key per block-permutation
+//     table, the fingerprint's permuted block prefix after the table number
+//     (simhash.Layout's entries with EntryDocBits document bits); a pair
+//     sharing a bucket is a candidate only within Hamming distance K, and
+//     only in the first table it shares (simhash.Grouper, which reads the
+//     fingerprints: GroupsBySignature). Its Similarity is the unit-weight
+//     model's Jaccard at the distance (simhash.ModelJaccard), a number for
+//     reports. The number of blocks may wait for the corpus size
+//     (Config.Resolve): the drivers then sign first and make the bucket
+//     keys from the stored fingerprints.
 //
-// and adds to Config the field that selects it with its parameters and a
-// case in New and Config.AppendBucketKeys; the job adds its flag
-// (internal/jobflags) and its lines in report.json (jobspec.NewReport). The
-// drivers do not change: they store Words() words a document, group by
-// bucket keys, and verify through the Sketch.
+// A third sketch implements Sketch, Sketcher and Grouper, adds its Kind and
+// parameters to Config and a case to New and Config.AppendBucketKeys; the
+// job adds its flag (internal/jobflags) and its lines in report.json
+// (jobspec.NewReport). The drivers do not change: they store Words() words a
+// document (in memory, by document, when GroupsBySignature), group sorted
+// entries with NewGrouper, and verify through the Sketch.
 //
 // Everything here is deterministic; Sketch and Config values are safe to
 // share, a Sketcher belongs to one goroutine.
@@ -127,6 +132,38 @@ type Sketch interface {
 	// taken for one without. A driver that has the text decides by the
 	// text instead.
 	Empty(sig []uint64) bool
+	// GroupsBySignature reports whether NewGrouper reads the documents'
+	// signatures (SimHash: the Hamming test), which the driver then keeps
+	// in memory by document number.
+	GroupsBySignature() bool
+	// NewGrouper returns the step from sorted band-key entries (PackEntry,
+	// with document numbers) to candidate pairs, for one stream of entries:
+	// buckets of more than bucketCap documents link their members to the
+	// first instead of pairing them all. sigs holds the signature of every
+	// document by number, Words() words each, when GroupsBySignature (nil
+	// otherwise); it is read, never written, and must not change while the
+	// Grouper is in use. Documents numbered below reference are
+	// reference documents, never paired with each other
+	// (lsh.CandidateOptions.Reference; MinHash only: SimHash refuses
+	// reference > 0).
+	NewGrouper(sigs []uint64, bucketCap int, reference uint32) (Grouper, error)
+}
+
+// Grouper turns sorted band-key entries into candidate pairs, packed
+// uint64(a)<<32 | b with a < b: lsh.Grouper's contract (Append, Flush,
+// Metrics), with the sketch's candidate test. A pair may come out more than
+// once (MinHash: once per bucket it shares); drivers deduplicate. Not safe
+// for concurrent use; deterministic.
+type Grouper interface {
+	// Append consumes entries continuing the ascending order of those
+	// before, appends the pairs of the buckets they close to dst and
+	// returns it; an entry out of order is an error.
+	Append(dst, entries []uint64) ([]uint64, error)
+	// Flush closes the last bucket and appends its pairs.
+	Flush(dst []uint64) []uint64
+	// Metrics returns the counts so far: entries, buckets, pairs emitted,
+	// capped buckets and the largest of them.
+	Metrics() lsh.CandidateMetrics
 }
 
 // Sketcher signs and bands documents for one goroutine: it owns scratch
@@ -157,18 +194,29 @@ type TextHasher interface {
 
 // Config chooses and parameterises a sketch, as plain data (it round-trips
 // through encoding/json, a keyed Spec's key included, so a distributed
-// driver can ship it to its workers).
+// driver can ship it to its workers; SimHash's TF-IDF weights excepted, see
+// SimHashConfig.IDF).
 type Config struct {
-	Spec   shingle.Spec   // how texts become features
+	Spec shingle.Spec // how texts become features
+	// Kind selects the sketch; the zero value is MinHash.
+	Kind Kind `json:",omitempty"`
+	// MinHash: Params and Bands (zero under SimHash).
 	Params minhash.Params // the signatures, defaults filled in
 	Bands  lsh.Params     // the LSH banding that makes bucket keys
+	// SimHash: its weighting, distance and layout (zero under MinHash).
+	SimHash SimHashConfig
 }
 
-// New returns the sketch c describes. It is the one switch between sketches:
-// today MinHash (shingle features, minhash signatures, lsh band keys); a
-// second sketch adds a field to Config that selects it and a case here (and
-// in AppendBucketKeys).
+// New returns the sketch c describes. It is the one switch between sketches
+// (a case per Kind here and in AppendBucketKeys).
 func (c Config) New() (Sketch, error) {
+	switch c.Kind {
+	case MinHash:
+	case SimHash:
+		return newSimHash(c)
+	default:
+		return nil, fmt.Errorf("%w: sketch kind %d", ErrInvalidConfig, c.Kind)
+	}
 	if err := c.Spec.Validate(); err != nil {
 		return nil, err
 	}
@@ -193,6 +241,13 @@ func (c Config) New() (Sketch, error) {
 // working memory, and allocates nothing once scratch is large enough. c must
 // be valid (New returns no error).
 func (c *Config) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+	if c.Kind == SimHash {
+		l, err := layoutOf(c.SimHash.layoutOptions())
+		if err != nil {
+			panic("sketch: AppendBucketKeys of an invalid or unresolved SimHash config: " + err.Error())
+		}
+		return simHashBucketKeys(l, dst, scratch, sig)
+	}
 	return minHashBucketKeys(c.Params, c.Bands, dst, scratch, sig)
 }
 
@@ -283,6 +338,12 @@ func (m *minHash) Empty(sig []uint64) bool { return slices.Equal(sig, m.empty) }
 
 func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
 	return minHashBucketKeys(m.params, m.bands, dst, scratch, sig)
+}
+
+func (m *minHash) GroupsBySignature() bool { return false }
+
+func (m *minHash) NewGrouper(_ []uint64, bucketCap int, reference uint32) (Grouper, error) {
+	return lsh.NewGrouper(EntryDocBits, &lsh.CandidateOptions{Cap: bucketCap, Reference: reference})
 }
 
 func (m *minHash) NewSketcher() (Sketcher, error) {
