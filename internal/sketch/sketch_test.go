@@ -106,3 +106,34 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEmpty: Sketch.Empty is true exactly for the signature Sign returns
+// for a text without features, for every slot width (the padding of packed
+// slots included), and false for the signatures of texts with features.
+func TestEmpty(t *testing.T) {
+	for _, p := range []minhash.Params{{}, {K: 7, Bits: 8}, {K: 5, Bits: 1}, {K: 64, Scheme: minhash.KHash, Bits: 64}, {K: 33, Bits: 16, Seed: 4}} {
+		p.EnsureDefaults()
+		c := Config{Spec: mustSpec(t, "word:3"), Params: p, Bands: lsh.Params{Bands: 1, Rows: 1}}
+		s, err := c.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := s.NewSketcher()
+		for i, text := range texts {
+			sig, empty := sk.Sign(nil, []byte(text))
+			if got := s.Empty(sig); got != empty && p.K*p.Bits > 16 {
+				t.Errorf("%s text %d: Empty = %v; Sign said %v", p, i, got, empty)
+			}
+			if empty && !s.Empty(sig) {
+				t.Errorf("%s text %d: Empty = false for the signature of a text without features", p, i)
+			}
+		}
+		ones := make([]uint64, p.Words())
+		for i := range ones {
+			ones[i] = ^uint64(0)
+		}
+		if p.K*p.Bits%64 != 0 && s.Empty(ones) {
+			t.Errorf("%s: Empty of all 64-bit ones (padding set) = true; want false", p)
+		}
+	}
+}
