@@ -251,6 +251,21 @@ func (c *Config) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut 
 	return minHashBucketKeys(c.Params, c.Bands, dst, scratch, sig)
 }
 
+// AppendBandKeys is AppendBucketKeys without the truncation to
+// BucketKeyBits: for MinHash, the full 64-bit band keys of sig (lsh.Params'
+// keys, of which a bucket key is the high BucketKeyBits bits), two
+// different band values sharing one with probability 2^−64; for SimHash,
+// its bucket keys as they are (the Hamming test on the fingerprints, not
+// the key, decides a pair). The key of a driver that needs more than
+// BucketKeyBits bits, such as an index of 10⁸ documents and more.
+func (c *Config) AppendBandKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+	if c.Kind == SimHash {
+		return c.AppendBucketKeys(dst, scratch, sig)
+	}
+	slots := c.Params.AppendSlots(scratch[:0], sig)
+	return c.Bands.AppendKeys(dst, slots), slots
+}
+
 // NewSketcher returns a Sketcher of the sketch c describes, for one
 // goroutine: c.New() and its NewSketcher.
 func (c Config) NewSketcher() (Sketcher, error) {

@@ -71,6 +71,15 @@ func TestSketchIsMinHash(t *testing.T) {
 			if !slices.Equal(fromConfig, keys[1:]) {
 				t.Errorf("%s text %d: Config.AppendBucketKeys differs from the Sketcher's", p, i)
 			}
+			full, _ := c.AppendBandKeys([]uint64{7}, scratch, sig)
+			if !slices.Equal(full[1:], band) || full[0] != 7 {
+				t.Errorf("%s text %d: AppendBandKeys %x; want lsh's band keys %x", p, i, full[1:], band)
+			}
+			for j := range band {
+				if BucketKey(full[1+j]) != keys[1+j] {
+					t.Errorf("%s text %d key %d: the bucket key %x is not the band key %x's high bits", p, i, j, keys[1+j], full[1+j])
+				}
+			}
 			entries := AppendEntries(nil, keys[1:], uint32(i))
 			old := lsh.AppendEntries(nil, band, uint32(i), 32)
 			for j, k := range keys[1:] {
