@@ -293,10 +293,11 @@ func (d *DB) fillFilters() error {
 		if err != nil {
 			return err
 		}
-		var last uint32
+		var last uint64
 		first := true
+		w := d.cfg.BucketKeyBytes
 		for ok := it.First(); ok; ok = it.Next() {
-			if bk, _, ok := parsePostingKey(it.Key()); ok && (first || bk != last) {
+			if bk, _, ok := parsePostingKey(it.Key(), w); ok && (first || bk != last) {
 				d.filter.set(bk)
 				last, first = bk, false
 			}
@@ -328,7 +329,7 @@ func (d *DB) fillFilters() error {
 			if low, _, ok, err = pi.next(); !ok {
 				break
 			}
-			d.packed.set(group<<(32-g) | low)
+			d.packed.set(uint64(group<<(32-g)|low) << 32)
 		}
 		if err != nil {
 			err = fmt.Errorf("packed postings %x: %w", it.Key(), err)
@@ -412,7 +413,7 @@ func (d *DB) durable(num uint32) bool { return d.dur.durable(num) }
 // does not hold. It is taken after the stripes, and check-and-insert never
 // takes it, so there is no cycle. The group bits do not change while an
 // operation is in flight.
-func (d *DB) acquire(_ context.Context, _ []string, _ []uint32, del bool) (func(), error) {
+func (d *DB) acquire(_ context.Context, _ []string, _ []uint64, del bool) (func(), error) {
 	if del && d.packedBits.Load() > 0 {
 		d.packMu.Lock()
 		return d.packMu.Unlock, nil
@@ -483,8 +484,9 @@ func (r *pebbleReader) readRecord(num uint32) ([]byte, error) {
 // scanPacked reads the packed postings of bucket bk (up to limit), given g
 // group bits: it returns their number and, if collect, appends their
 // documents to cands.
-func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
+func (r *pebbleReader) scanPacked(wide uint64, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
 	it := r.it
+	bk := uint32(wide >> 32) // packed postings hold 4-byte keys
 	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
 	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return 0, cands, it.Error()
@@ -518,7 +520,8 @@ func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, ca
 }
 
 // hasPacked reports whether document num has a packed posting in bucket bk.
-func (r *pebbleReader) hasPacked(bk, num uint32) (bool, error) {
+func (r *pebbleReader) hasPacked(wide uint64, num uint32) (bool, error) {
+	bk := uint32(wide >> 32) // packed postings hold 4-byte keys
 	g := uint(r.d.packedBits.Load())
 	if g == 0 {
 		return false, nil
@@ -551,7 +554,7 @@ type pebbleTxn struct {
 	b       *pebble.Batch // nil until the first write
 	inserts int           // documents added
 	removes int           // documents removed
-	packed  []uint32      // remove: bucket keys of packed postings
+	packed  []uint32      // remove: bucket keys of packed postings (4 bytes)
 	listed  bool          // first is listed in d.dur
 	first   uint32        // the first document number of the batch
 }
@@ -592,7 +595,7 @@ func (t *pebbleTxn) lookup(id string) (uint32, []byte, bool, error) {
 // buckets reads a bucket's packed postings first: a bulk build fills an empty
 // index, so they are its oldest documents, and the cap keeps the oldest.
 // The bucket filters spare the seeks of buckets that hold none.
-func (t *pebbleTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
+func (t *pebbleTxn) buckets(keys []uint64, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
 	d, it := t.d, t.it
 	full := func(n int) bool { return limit != Unlimited && n >= limit }
 	g := uint(d.packedBits.Load())
@@ -605,13 +608,13 @@ func (t *pebbleTxn) buckets(keys []uint32, limit int, collect bool, counts []int
 			}
 		}
 		if !full(n) && d.filter.mayHold(bk) {
-			t.kbuf = appendBucketPrefix(t.kbuf[:0], bk)
+			t.kbuf = appendBucketPrefix(t.kbuf[:0], bk, d.cfg.BucketKeyBytes)
 			for ok := it.SeekGE(t.kbuf); ok && bytes.HasPrefix(it.Key(), t.kbuf); ok = it.Next() {
 				if full(n) {
 					break
 				}
 				if collect {
-					_, doc, _ := parsePostingKey(it.Key())
+					_, doc, _ := parsePostingKey(it.Key(), d.cfg.BucketKeyBytes)
 					cands = append(cands, doc)
 				}
 				n++
@@ -646,7 +649,7 @@ func (t *pebbleTxn) records(nums []uint32, fn func(uint32, []byte) error) error 
 
 // insert gives the document the next number and writes its id, postings
 // and record.
-func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
+func (t *pebbleTxn) insert(id string, post []uint64, rec []byte) error {
 	d := t.d
 	num, ok := d.dur.assign(t)
 	if !ok {
@@ -659,7 +662,7 @@ func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
 	binary.BigEndian.PutUint32(nb[:], num)
 	b.Set(t.kbuf, nb[:], nil)
 	for _, bk := range post {
-		t.kbuf = appendPostingKey(t.kbuf[:0], bk, num)
+		t.kbuf = appendPostingKey(t.kbuf[:0], bk, num, d.cfg.BucketKeyBytes)
 		b.Set(t.kbuf, nil, nil)
 		d.filter.set(bk) // before the batch is applied: see bucketFilter
 	}
@@ -672,7 +675,7 @@ func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
 // remove deletes the document's id and record, its postings of their own,
 // and its packed postings by rewriting their values (the engine holds
 // packMu for it: see acquire).
-func (t *pebbleTxn) remove(num uint32, id string, post []uint32) error {
+func (t *pebbleTxn) remove(num uint32, id string, post []uint64) error {
 	d, it := t.d, t.it
 	b := t.batch()
 	b.Delete(appendIDKey(t.kbuf[:0], id), nil)
@@ -680,12 +683,12 @@ func (t *pebbleTxn) remove(num uint32, id string, post []uint32) error {
 	g := uint(d.packedBits.Load())
 	t.packed = t.packed[:0]
 	for _, bk := range post {
-		k := appendPostingKey(t.kbuf[:0], bk, num)
+		k := appendPostingKey(t.kbuf[:0], bk, num, d.cfg.BucketKeyBytes)
 		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
 			if err := it.Error(); err != nil {
 				return err
 			}
-			t.packed = append(t.packed, bk)
+			t.packed = append(t.packed, uint32(bk>>32))
 			continue
 		}
 		b.Delete(k, nil)

@@ -139,7 +139,9 @@ func (e *DuplicateIDError) Error() string {
 func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 
 // NewBuilder starts a bulk build of d, which must hold no documents
-// (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some).
+// (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some)
+// and have 4-byte bucket keys (ErrKeyWidth otherwise: a new index opened
+// with Options.ForBuild has them; Migrate widens them after the build).
 // It marks the index "build in progress" (see Builder) and, when
 // BuildOptions.TempDir is the default, removes what an interrupted build
 // left there.
@@ -162,6 +164,8 @@ func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 		return nil, fmt.Errorf("%w: an interrupted build left %d documents in %s; remove the directory and build again", ErrIncomplete, d.docs.Load(), d.dir)
 	case d.docs.Load() != 0:
 		return nil, fmt.Errorf("%w: it holds %d documents", ErrNotEmpty, d.docs.Load())
+	case d.cfg.BucketKeyBytes != NarrowKeyBytes:
+		return nil, fmt.Errorf("%w: bulk build of an index of %d-byte bucket keys; a build packs %d-byte keys (open a new index with Options.ForBuild, then Migrate)", ErrKeyWidth, d.cfg.BucketKeyBytes, NarrowKeyBytes)
 	}
 	if err := d.h.refuse(true); err != nil {
 		return nil, err
@@ -235,7 +239,7 @@ func (b *Builder) Add(doc Doc) error {
 		b.sigs = nil
 	}
 	for _, bk := range b.kb.of(&d.cfg, doc.Sig) {
-		if err := b.post.Add(uint64(bk)<<32 | uint64(num)); err != nil {
+		if err := b.post.Add(bk | uint64(num)); err != nil { // a narrow key is left-aligned
 			return err
 		}
 	}
@@ -394,7 +398,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			curGroup = bk >> shift
 		}
 		group = append(group, posting{bk & mask, num})
-		d.packed.set(bk)
+		d.packed.set(uint64(bk) << 32)
 		st.Postings++
 		if st.Postings%(1<<20) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -486,7 +490,7 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 		}
 		var pos []int
 		for i, bk := range b.kb.of(&d.cfg, r.sig) {
-			if slices.Contains(bks, bk) {
+			if slices.Contains(bks, uint32(bk>>32)) {
 				pos = append(pos, i)
 			}
 		}

@@ -106,7 +106,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			r.problem("document %d has id %q, which maps to %d (found %v)", num, rid, got, found)
 		}
 		for i, bk := range kb.of(&d.cfg, rr.sig) {
-			k := appendPostingKey(nil, bk, num)
+			k := appendPostingKey(nil, bk, num, d.cfg.BucketKeyBytes)
 			single := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
 			if err := probe.Error(); err != nil {
 				it.Close()
@@ -119,7 +119,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			}
 			switch {
 			case single && packed:
-				r.problem("document %d (%q) has two postings in bucket %08x, one packed", num, rid, bk)
+				r.problem("document %d (%q) has two postings in bucket %016x, one packed", num, rid, bk)
 			case r.posting(rid, bk, single || packed, rr.droppedAt(i)):
 				expected++
 			}
@@ -154,17 +154,18 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		return r, it.Error()
 	}
 	if packed > 0 {
-		_, err := d.eachPacked(ctx, snap, g, nil, func(bk, num uint32) error {
+		_, err := d.eachPacked(ctx, snap, g, nil, func(narrow, num uint32) error {
+			bk := uint64(narrow) << 32 // packed postings hold 4-byte keys
 			rec, err := pr.readRecord(num)
 			if err != nil || rec == nil {
 				if err == nil {
-					r.problem("packed posting in bucket %08x names document %d, which has no record", bk, num)
+					r.problem("packed posting in bucket %016x names document %d, which has no record", bk, num)
 				}
 				return err
 			}
 			if rr, err := decodeRecord(nil, p, rec); err == nil { // else reported above
 				if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
-					r.problem("packed posting in bucket %08x names document %d, whose signature has no such key", bk, num)
+					r.problem("packed posting in bucket %016x names document %d, whose signature has no such key", bk, num)
 				}
 			}
 			return nil
@@ -181,7 +182,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			}
 		}
 		r.Postings++
-		bk, num, okKey := parsePostingKey(it.Key())
+		bk, num, okKey := parsePostingKey(it.Key(), d.cfg.BucketKeyBytes)
 		if !okKey {
 			r.problem("bad posting key %x", it.Key())
 			continue
@@ -191,7 +192,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			return r, err
 		}
 		if rec == nil {
-			r.problem("posting in bucket %08x names document %d, which has no record", bk, num)
+			r.problem("posting in bucket %016x names document %d, which has no record", bk, num)
 			continue
 		}
 		rr, err := decodeRecord(nil, p, rec)
@@ -199,7 +200,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			continue // reported above
 		}
 		if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
-			r.problem("posting in bucket %08x names document %d, whose signature has no such key", bk, num)
+			r.problem("posting in bucket %016x names document %d, whose signature has no such key", bk, num)
 		}
 	}
 	return r, it.Error()

@@ -98,6 +98,9 @@ func (d *DB) repack(ctx context.Context, progress func(done, total int64), tu re
 	defer func() { st.Seconds = time.Since(start).Seconds() }()
 	d.repackMu.Lock()
 	defer d.repackMu.Unlock()
+	if w := d.cfg.BucketKeyBytes; w != NarrowKeyBytes {
+		return st, fmt.Errorf("%w: Repack of an index of %d-byte bucket keys; packed postings hold %d-byte keys", ErrKeyWidth, w, NarrowKeyBytes)
+	}
 	if progress == nil {
 		progress = func(int64, int64) {}
 	}
@@ -433,9 +436,9 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 			return err
 		}
 		for _, p := range own {
-			bk := cur<<shift | p.low
+			bk := uint64(cur<<shift|p.low) << 32
 			d.packed.set(bk) // before the batch is applied: see bucketFilter
-			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc), nil); err != nil {
+			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc, NarrowKeyBytes), nil); err != nil {
 				return err
 			}
 		}
@@ -452,7 +455,8 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 		return b.Set(kbuf, vbuf, nil)
 	}
 	for ok := pit.First(); ok; ok = pit.Next() {
-		bk, doc, okKey := parsePostingKey(pit.Key())
+		wide, doc, okKey := parsePostingKey(pit.Key(), NarrowKeyBytes)
+		bk := uint32(wide >> 32)
 		if !okKey {
 			b.Close()
 			return nil, 0, 0, fmt.Errorf("%w: posting key %x", ErrCorrupt, pit.Key())
@@ -464,7 +468,7 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 			}
 			own = own[:0]
 			if b.Len() >= limit {
-				next = appendBucketPrefix(nil, bk>>shift<<shift)
+				next = appendBucketPrefix(nil, uint64(bk>>shift<<shift)<<32, NarrowKeyBytes)
 				break
 			}
 		}
@@ -526,9 +530,9 @@ func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (n
 			if err = e; !ok {
 				break
 			}
-			bk := group<<shift | low
+			bk := uint64(group<<shift|low) << 32
 			d.filter.set(bk) // before the batch is applied: see bucketFilter
-			kbuf = appendPostingKey(kbuf[:0], bk, doc)
+			kbuf = appendPostingKey(kbuf[:0], bk, doc, NarrowKeyBytes)
 			err = b.Set(kbuf, nil, nil)
 			moved++
 		}

@@ -218,7 +218,7 @@ func testRepack(t *testing.T, filterBytes int) {
 	if x.packed != nil {
 		snap := x.db.NewSnapshot()
 		_, err := x.eachPacked(ctx, snap, uint(g), nil, func(bk, num uint32) error {
-			if !x.packed.mayHold(bk) {
+			if !x.packed.mayHold(uint64(bk) << 32) {
 				return fmt.Errorf("the packed filter misses bucket %08x", bk)
 			}
 			return nil
