@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -139,9 +140,10 @@ func (e *DuplicateIDError) Error() string {
 func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 
 // NewBuilder starts a bulk build of d, which must hold no documents
-// (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some)
-// and have 4-byte bucket keys (ErrKeyWidth otherwise: a new index opened
-// with Options.ForBuild has them; Migrate widens them after the build).
+// (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some).
+// A build packs 4-byte bucket keys: an empty index of 8-byte keys becomes
+// one of 4-byte keys (layout version 1, then 2); Migrate widens them after
+// the build.
 // It marks the index "build in progress" (see Builder) and, when
 // BuildOptions.TempDir is the default, removes what an interrupted build
 // left there.
@@ -164,8 +166,14 @@ func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 		return nil, fmt.Errorf("%w: an interrupted build left %d documents in %s; remove the directory and build again", ErrIncomplete, d.docs.Load(), d.dir)
 	case d.docs.Load() != 0:
 		return nil, fmt.Errorf("%w: it holds %d documents", ErrNotEmpty, d.docs.Load())
-	case d.cfg.BucketKeyBytes != NarrowKeyBytes:
-		return nil, fmt.Errorf("%w: bulk build of an index of %d-byte bucket keys; a build packs %d-byte keys (open a new index with Options.ForBuild, then Migrate)", ErrKeyWidth, d.cfg.BucketKeyBytes, NarrowKeyBytes)
+	}
+	if d.cfg.BucketKeyBytes != NarrowKeyBytes {
+		// A build packs 4-byte keys; the index is empty, so its width is
+		// still free: it becomes an index of 4-byte keys (Migrate widens
+		// them after the build).
+		if err := d.setKeyBytes(NarrowKeyBytes); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.h.refuse(true); err != nil {
 		return nil, err
@@ -267,6 +275,31 @@ func (b *Builder) Finish(ctx context.Context) (_ BuildStats, err error) {
 	b.cleanup()
 	st.Seconds = time.Since(b.started).Seconds()
 	return st, err
+}
+
+// setKeyBytes changes the bucket-key width of an empty index (and so its
+// layout version: 3 for 8 bytes, 1 for 4) in one synced write.
+func (d *DB) setKeyBytes(w int) error {
+	stored, closer, err := d.db.Get(metaKey)
+	if err != nil {
+		return err
+	}
+	var m metaRecord
+	err = json.Unmarshal(stored, &m)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	m.BucketKeyBytes, m.Format, m.PackedGroupBits = w, 1, 0
+	if w == WideKeyBytes {
+		m.Format = 3
+	}
+	meta, _ := json.Marshal(m)
+	if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
+		return err
+	}
+	d.cfg.BucketKeyBytes = w
+	return nil
 }
 
 // setBuilding marks the index's meta record "build in progress", or clears

@@ -64,6 +64,9 @@ type repackTuning struct {
 // postings dropped at full buckets stay dropped. See "Repack" in the package
 // doc.
 //
+// Packed postings hold 4-byte bucket keys: Repack of an index of 8-byte keys
+// (layout version 3) with postings to pack fails with ErrKeyWidth.
+//
 // If the index holds no packed postings yet, Repack first chooses the group
 // bits G from the number of postings and records them in the meta record
 // (the index becomes layout version 2). If it holds packed postings under a
@@ -98,9 +101,6 @@ func (d *DB) repack(ctx context.Context, progress func(done, total int64), tu re
 	defer func() { st.Seconds = time.Since(start).Seconds() }()
 	d.repackMu.Lock()
 	defer d.repackMu.Unlock()
-	if w := d.cfg.BucketKeyBytes; w != NarrowKeyBytes {
-		return st, fmt.Errorf("%w: Repack of an index of %d-byte bucket keys; packed postings hold %d-byte keys", ErrKeyWidth, w, NarrowKeyBytes)
-	}
 	if progress == nil {
 		progress = func(int64, int64) {}
 	}
@@ -114,6 +114,9 @@ func (d *DB) repack(ctx context.Context, progress func(done, total int64), tu re
 	if st.Own == 0 {
 		st.TableBytesAfter, st.BytesAfter, st.PostingBytesAfter = st.TableBytesBefore, st.BytesBefore, st.PostingBytesBefore
 		return st, nil // nothing to pack (packed postings, if any, stay as they are)
+	}
+	if w := d.cfg.BucketKeyBytes; w != NarrowKeyBytes {
+		return st, fmt.Errorf("%w: Repack of an index of %d-byte bucket keys; packed postings hold %d-byte keys", ErrKeyWidth, w, NarrowKeyBytes)
 	}
 	// G+2 bits are wanted when groups under G would average over 64
 	// postings: a query then decodes twice what it should for each bucket.

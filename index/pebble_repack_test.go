@@ -150,7 +150,7 @@ func TestRepack(t *testing.T) {
 
 func testRepack(t *testing.T, filterBytes int) {
 	dir := filepath.Join(t.TempDir(), "index")
-	opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketCap: 5, FilterBytes: filterBytes}
+	opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketKeyBytes: NarrowKeyBytes, BucketCap: 5, FilterBytes: filterBytes}
 	x, err := Open(dir, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -271,7 +271,7 @@ func testRepack(t *testing.T, filterBytes int) {
 // nothing; after more inserts it moves only those, under the same group
 // bits.
 func TestRepackTwice(t *testing.T) {
-	x := openTemp(t, &Options{BucketCap: 5})
+	x := openTemp(t, &Options{BucketCap: 5, BucketKeyBytes: NarrowKeyBytes})
 	docs := buildDocs(t, x.Config(), repackDocs()*2/5)
 	first := len(docs) * 5 / 6
 	fillOnline(t, x, docs[:first])
@@ -341,7 +341,7 @@ func TestRepackAfterBuild(t *testing.T) {
 	}{{repackDocs() / 2, false}, {40, true}} {
 		t.Run(fmt.Sprintf("built=%d", tc.built), func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "index")
-			opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketCap: 5}
+			opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketKeyBytes: NarrowKeyBytes, BucketCap: 5}
 			x, err := Open(dir, opts)
 			if err != nil {
 				t.Fatal(err)
@@ -423,7 +423,7 @@ func TestRepackCrash(t *testing.T) {
 }
 
 func testRepackCrash(t *testing.T, regroup bool) {
-	opts := &Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, BucketCap: 5}
+	opts := &Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, BucketCap: 5, BucketKeyBytes: NarrowKeyBytes}
 	base := vfs.NewCrashableMem()
 	x, err := open("idx", opts, base)
 	if err != nil {
@@ -537,7 +537,7 @@ func testRepackCrash(t *testing.T, regroup bool) {
 // effect, every stored document finds itself, and a second repack packs the
 // postings written meanwhile. Run with -race.
 func TestRepackConcurrent(t *testing.T) {
-	x := openTemp(t, &Options{BucketCap: 5})
+	x := openTemp(t, &Options{BucketCap: 5, BucketKeyBytes: NarrowKeyBytes})
 	docs := buildDocs(t, x.Config(), repackDocs())
 	old := len(docs) * 2 / 3 // stored before the repack; the rest during it
 	fillOnline(t, x, docs[:80])
@@ -670,7 +670,7 @@ func TestRepackConcurrent(t *testing.T) {
 // no group bits; a read-only index and a bulk build refuse to repack.
 func TestRepackEmptyAndErrors(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index")
-	x, err := Open(dir, &Options{CacheSize: 8 << 20, NoSync: true})
+	x, err := Open(dir, &Options{CacheSize: 8 << 20, NoSync: true, BucketKeyBytes: NarrowKeyBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
