@@ -206,7 +206,7 @@ func newIndexCmd(io IO) *cobra.Command {
 directory holding every document's signature, its LSH band postings and the
 spec and params fingerprints it was made with.`,
 	}
-	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io))
+	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io), newIndexMigrateCmd(io))
 	for _, c := range cmd.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
