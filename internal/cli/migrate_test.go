@@ -73,4 +73,3 @@ func signSample(t *testing.T, dir string) []index.Doc {
 	}
 	return docs
 }
-
