@@ -18,9 +18,9 @@ import (
 // is marked version 2 when a bulk build or a repack writes them, and stays
 // version 1 otherwise (a Redis index always), so that older builds, which
 // read only version 1, still open it. Version 3 is an index of 8-byte bucket
-// keys (Config.BucketKeyBytes), which builds before it would misread: every
-// index of 8-byte keys is version 3, every index of 4-byte keys version 1 or
-// 2. An index of a later version does not open (ErrCorrupt).
+// keys (Config.BucketKeyBytes), packed or not, which builds before it would
+// misread: every index of 8-byte keys is version 3, every index of 4-byte
+// keys version 1 or 2. An index of a later version does not open (ErrCorrupt).
 const FormatVersion = 3
 
 // Bucket-key widths, Config.BucketKeyBytes.
@@ -159,8 +159,7 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 	if m.Format < 1 || m.Format > FormatVersion {
 		return c, m, fmt.Errorf("%w: layout version %d, this build reads 1 to %d", ErrCorrupt, m.Format, FormatVersion)
 	}
-	// Packed postings hold 4-byte keys only (version 2).
-	if m.PackedGroupBits < 0 || m.PackedGroupBits > maxPackedGroupBits || m.Format != 2 && m.PackedGroupBits != 0 {
+	if m.PackedGroupBits < 0 || m.PackedGroupBits > maxPackedGroupBits || m.Format == 1 && m.PackedGroupBits != 0 {
 		return c, m, fmt.Errorf("%w: layout version %d with packed group bits %d", ErrCorrupt, m.Format, m.PackedGroupBits)
 	}
 	wantKey := NarrowKeyBytes
@@ -218,10 +217,10 @@ func withPackedBits(stored []byte, g int) ([]byte, error) {
 	if err := json.Unmarshal(stored, &m); err != nil {
 		return nil, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
-	if m.BucketKeyBytes != NarrowKeyBytes {
-		return nil, fmt.Errorf("%w: packed postings in an index of %d-byte bucket keys; they hold %d-byte keys", ErrKeyWidth, m.BucketKeyBytes, NarrowKeyBytes)
+	if m.Format < 2 {
+		m.Format = 2 // version 3 (8-byte keys) has packed postings already
 	}
-	m.Format, m.PackedGroupBits = 2, g
+	m.PackedGroupBits = g
 	return json.Marshal(m)
 }
 

@@ -321,15 +321,16 @@ func (d *DB) fillFilters() error {
 		if err == nil && !okKey {
 			err = fmt.Errorf("%w: a key of the wrong length", ErrCorrupt)
 		}
+		w := d.cfg.BucketKeyBytes
 		if err == nil {
-			err = pi.init(v, 32-g)
+			err = pi.init(v, packedLowBits(w, g))
 		}
 		for err == nil {
-			var low uint32
+			var low uint64
 			if low, _, ok, err = pi.next(); !ok {
 				break
 			}
-			d.packed.set(uint64(group<<(32-g)|low) << 32)
+			d.packed.set(packedJoin(group, low, w, g))
 		}
 		if err != nil {
 			err = fmt.Errorf("packed postings %x: %w", it.Key(), err)
@@ -484,10 +485,10 @@ func (r *pebbleReader) readRecord(num uint32) ([]byte, error) {
 // scanPacked reads the packed postings of bucket bk (up to limit), given g
 // group bits: it returns their number and, if collect, appends their
 // documents to cands.
-func (r *pebbleReader) scanPacked(wide uint64, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
-	it := r.it
-	bk := uint32(wide >> 32) // packed postings hold 4-byte keys
-	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+func (r *pebbleReader) scanPacked(bk uint64, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
+	it, w := r.it, r.d.cfg.BucketKeyBytes
+	group, want := packedSplit(bk, w, g)
+	r.kbuf = appendGroupKey(r.kbuf[:0], group)
 	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return 0, cands, it.Error()
 	}
@@ -496,10 +497,9 @@ func (r *pebbleReader) scanPacked(wide uint64, g uint, limit int, collect bool, 
 		return 0, cands, err
 	}
 	var pi packedIter
-	if err := pi.init(v, 32-g); err != nil {
+	if err := pi.init(v, packedLowBits(w, g)); err != nil {
 		return 0, cands, fmt.Errorf("group %x: %w", r.kbuf[1:], err)
 	}
-	want := bk & (1<<(32-g) - 1)
 	n := 0
 	for limit == Unlimited || n < limit {
 		low, doc, ok, err := pi.next()
@@ -520,14 +520,14 @@ func (r *pebbleReader) scanPacked(wide uint64, g uint, limit int, collect bool, 
 }
 
 // hasPacked reports whether document num has a packed posting in bucket bk.
-func (r *pebbleReader) hasPacked(wide uint64, num uint32) (bool, error) {
-	bk := uint32(wide >> 32) // packed postings hold 4-byte keys
+func (r *pebbleReader) hasPacked(bk uint64, num uint32) (bool, error) {
 	g := uint(r.d.packedBits.Load())
 	if g == 0 {
 		return false, nil
 	}
-	it := r.it
-	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+	it, w := r.it, r.d.cfg.BucketKeyBytes
+	group, want := packedSplit(bk, w, g)
+	r.kbuf = appendGroupKey(r.kbuf[:0], group)
 	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return false, it.Error()
 	}
@@ -536,10 +536,9 @@ func (r *pebbleReader) hasPacked(wide uint64, num uint32) (bool, error) {
 		return false, err
 	}
 	var pi packedIter
-	if err := pi.init(v, 32-g); err != nil {
+	if err := pi.init(v, packedLowBits(w, g)); err != nil {
 		return false, err
 	}
-	want := bk & (1<<(32-g) - 1)
 	for {
 		low, doc, ok, err := pi.next()
 		if err != nil || !ok || low > want || low == want && doc >= num {
@@ -554,7 +553,7 @@ type pebbleTxn struct {
 	b       *pebble.Batch // nil until the first write
 	inserts int           // documents added
 	removes int           // documents removed
-	packed  []uint32      // remove: bucket keys of packed postings (4 bytes)
+	packed  []uint64      // remove: bucket keys of packed postings
 	listed  bool          // first is listed in d.dur
 	first   uint32        // the first document number of the batch
 }
@@ -688,7 +687,7 @@ func (t *pebbleTxn) remove(num uint32, id string, post []uint64) error {
 			if err := it.Error(); err != nil {
 				return err
 			}
-			t.packed = append(t.packed, uint32(bk>>32))
+			t.packed = append(t.packed, bk)
 			continue
 		}
 		b.Delete(k, nil)
@@ -774,14 +773,15 @@ func (t *pebbleTxn) end() {
 // unpack adds to b the rewrites of the packed values that drop document
 // num's postings in buckets bks (ascending), given g group bits; a value
 // left empty is deleted. The caller holds packMu.
-func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, num uint32) error {
-	shift := 32 - g
-	mask := uint32(1)<<shift - 1
+func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint64, num uint32) error {
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
+	groupOf := func(bk uint64) uint32 { group, _ := packedSplit(bk, w, g); return group }
 	var keep []posting
 	for i := 0; i < len(bks); {
-		group := bks[i] >> shift
+		group := groupOf(bks[i])
 		j := i + 1
-		for j < len(bks) && bks[j]>>shift == group {
+		for j < len(bks) && groupOf(bks[j]) == group {
 			j++
 		}
 		key := appendGroupKey(nil, group)
@@ -809,7 +809,7 @@ func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, 
 			if !ok {
 				break
 			}
-			if doc == num && slices.ContainsFunc(bks[i:j], func(bk uint32) bool { return bk&mask == low }) {
+			if doc == num && slices.ContainsFunc(bks[i:j], func(bk uint64) bool { _, l := packedSplit(bk, w, g); return l == low }) {
 				continue
 			}
 			keep = append(keep, posting{low, doc})

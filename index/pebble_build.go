@@ -430,7 +430,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			}
 			curGroup = bk >> shift
 		}
-		group = append(group, posting{bk & mask, num})
+		group = append(group, posting{uint64(bk & mask), num})
 		d.packed.set(uint64(bk) << 32)
 		st.Postings++
 		if st.Postings%(1<<20) == 0 {

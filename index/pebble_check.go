@@ -154,8 +154,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		return r, it.Error()
 	}
 	if packed > 0 {
-		_, err := d.eachPacked(ctx, snap, g, nil, func(narrow, num uint32) error {
-			bk := uint64(narrow) << 32 // packed postings hold 4-byte keys
+		_, err := d.eachPacked(ctx, snap, g, nil, func(bk uint64, num uint32) error {
 			rec, err := pr.readRecord(num)
 			if err != nil || rec == nil {
 				if err == nil {
@@ -209,7 +208,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 // eachPacked calls fn (if not nil) with every packed posting and returns
 // their number; if r is not nil, it reports the values that do not decode
 // (and any value at all if g, the group bits, is 0: no packed postings).
-func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *CheckReport, fn func(bk, num uint32) error) (int64, error) {
+func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *CheckReport, fn func(bk uint64, num uint32) error) (int64, error) {
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
 	if err != nil {
 		return 0, err
@@ -235,7 +234,7 @@ func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *C
 		if err != nil {
 			return n, err
 		}
-		if err = pi.init(v, 32-g); err != nil {
+		if err = pi.init(v, packedLowBits(d.cfg.BucketKeyBytes, g)); err != nil {
 			problem("packed postings of group %x: %v", group, err)
 			continue
 		}
@@ -249,7 +248,7 @@ func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *C
 			}
 			n++
 			if fn != nil {
-				if err := fn(group<<(32-g)|low, num); err != nil {
+				if err := fn(packedJoin(group, low, d.cfg.BucketKeyBytes, g), num); err != nil {
 					return n, err
 				}
 			}

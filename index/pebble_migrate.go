@@ -23,6 +23,9 @@ type MigrateStats struct {
 	// Resumed is true when Migrate only finished the switch of a migration
 	// that was killed after its copy was complete.
 	Resumed bool
+	// Packed is true when the new index's postings were packed (Repack),
+	// as the old index's were.
+	Packed bool
 }
 
 // migrateBatch is the number of documents Migrate inserts at a time.
@@ -31,7 +34,7 @@ const migrateBatch = 512
 // Migrate rewrites the Pebble index in dir (layout version 1 or 2, 4-byte
 // bucket keys) as an index of 8-byte keys (layout version 3) from its stored
 // signatures: same ids, signatures, metadata and configuration; its postings
-// banded anew, of their own (not packed). opts are as for Open (a keyed spec
+// banded anew, and packed (DB.Repack) if the old index had packed postings. opts are as for Open (a keyed spec
 // needs its key); the new index stores the configuration the old one opens
 // with. The index must not be open elsewhere (ErrLocked while a server
 // holds it). A SimHash index, whose keys are 4 bytes by design, and an index
@@ -125,6 +128,16 @@ func migrate(ctx context.Context, dir string, opts *Options, step func(string) e
 
 	if err := migrateCopy(ctx, src, dst, &st, step); err != nil {
 		return st, err
+	}
+	if src.packedBits.Load() > 0 {
+		// The old index was bulk-built or repacked: so is the new one.
+		if _, err := dst.Repack(ctx, nil); err != nil {
+			return st, err
+		}
+		st.Packed = true
+		if err := step("packed"); err != nil {
+			return st, err
+		}
 	}
 	// Clearing the mark is a synced write: it makes the whole copy durable
 	// (the WAL is written in order).

@@ -10,8 +10,8 @@ import (
 
 // migrateFixture makes an index of 4-byte keys (the layout before version
 // 3) in dir, with documents that have near duplicates and metadata, and
-// returns a sample of queries with their answers.
-func migrateFixture(t *testing.T, dir string) (sample []Doc, want [][]Match) {
+// returns a sample of queries with their answers; pack repacks it.
+func migrateFixture(t *testing.T, dir string, pack bool) (sample []Doc, want [][]Match) {
 	t.Helper()
 	x, err := Open(dir, &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true, BucketKeyBytes: NarrowKeyBytes})
 	if err != nil {
@@ -24,6 +24,11 @@ func migrateFixture(t *testing.T, dir string) (sample []Doc, want [][]Match) {
 	}
 	for i := 0; i < len(docs); i += 100 {
 		if err := x.Insert(ctx, docs[i:min(i+100, len(docs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pack {
+		if _, err := x.Repack(ctx, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +60,7 @@ func openMigrated(t *testing.T, stage, dir string, keyBytes int, sample []Doc, w
 // and one of an index open elsewhere, are refused.
 func TestMigrate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "index")
-	sample, want := migrateFixture(t, dir)
+	sample, want := migrateFixture(t, dir, false)
 	openMigrated(t, "before", dir, NarrowKeyBytes, sample, want)
 
 	x, err := Open(dir, &Options{CacheSize: 8 << 20})
@@ -71,8 +76,8 @@ func TestMigrate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Documents != 600 || st.OldKeyBytes != NarrowKeyBytes || st.KeyBytes != WideKeyBytes || st.Resumed {
-		t.Errorf("stats %+v; want 600 documents, 4 → 8 bytes, not resumed", st)
+	if st.Documents != 600 || st.OldKeyBytes != NarrowKeyBytes || st.KeyBytes != WideKeyBytes || st.Resumed || st.Packed {
+		t.Errorf("stats %+v; want 600 documents, 4 → 8 bytes, not resumed, not packed", st)
 	}
 	openMigrated(t, "after", dir, WideKeyBytes, sample, want)
 	for _, p := range []string{dir + ".migrate", dir + ".premigrate"} {
@@ -88,13 +93,14 @@ func TestMigrate(t *testing.T) {
 // TestMigrateCrash stops Migrate after each of its durable steps, as a kill
 // would: the directory then holds the old index, intact, or no index at all
 // (between the renames); a second Migrate then finishes, and the index
-// answers as before.
+// answers as before. The index is repacked, so that Migrate repacks the
+// new one too.
 func TestMigrateCrash(t *testing.T) {
 	stop := errors.New("killed")
-	for _, at := range []string{"marked", "copied", "complete", "renamed old", "renamed new"} {
+	for _, at := range []string{"marked", "copied", "packed", "complete", "renamed old", "renamed new"} {
 		t.Run(at, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "index")
-			sample, want := migrateFixture(t, dir)
+			sample, want := migrateFixture(t, dir, true)
 			n := 0
 			_, err := migrate(ctx, dir, nil, func(s string) error {
 				if s == at && n == 0 {

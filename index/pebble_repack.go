@@ -64,9 +64,6 @@ type repackTuning struct {
 // postings dropped at full buckets stay dropped. See "Repack" in the package
 // doc.
 //
-// Packed postings hold 4-byte bucket keys: Repack of an index of 8-byte keys
-// (layout version 3) with postings to pack fails with ErrKeyWidth.
-//
 // If the index holds no packed postings yet, Repack first chooses the group
 // bits G from the number of postings and records them in the meta record
 // (the index becomes layout version 2). If it holds packed postings under a
@@ -114,9 +111,6 @@ func (d *DB) repack(ctx context.Context, progress func(done, total int64), tu re
 	if st.Own == 0 {
 		st.TableBytesAfter, st.BytesAfter, st.PostingBytesAfter = st.TableBytesBefore, st.BytesBefore, st.PostingBytesBefore
 		return st, nil // nothing to pack (packed postings, if any, stay as they are)
-	}
-	if w := d.cfg.BucketKeyBytes; w != NarrowKeyBytes {
-		return st, fmt.Errorf("%w: Repack of an index of %d-byte bucket keys; packed postings hold %d-byte keys", ErrKeyWidth, w, NarrowKeyBytes)
 	}
 	// G+2 bits are wanted when groups under G would average over 64
 	// postings: a query then decodes twice what it should for each bucket.
@@ -246,7 +240,7 @@ func (d *DB) repackSurvey(ctx context.Context, st *RepackStats) (int, error) {
 			err = fmt.Errorf("%w: packed postings under key %x in an index without group bits", ErrCorrupt, it.Key())
 		}
 		if err == nil {
-			err = pi.init(v, uint(32-g))
+			err = pi.init(v, packedLowBits(d.cfg.BucketKeyBytes, uint(g)))
 		}
 		if err != nil {
 			return 0, err
@@ -409,8 +403,8 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 	}
 	defer qit.Close()
 	b := d.db.NewBatch()
-	shift := 32 - g
-	mask := uint32(1)<<shift - 1
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
 	var (
 		cur        uint32
 		own, ps    []posting
@@ -439,9 +433,9 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 			return err
 		}
 		for _, p := range own {
-			bk := uint64(cur<<shift|p.low) << 32
+			bk := packedJoin(cur, p.low, w, g)
 			d.packed.set(bk) // before the batch is applied: see bucketFilter
-			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc, NarrowKeyBytes), nil); err != nil {
+			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc, w), nil); err != nil {
 				return err
 			}
 		}
@@ -458,25 +452,25 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 		return b.Set(kbuf, vbuf, nil)
 	}
 	for ok := pit.First(); ok; ok = pit.Next() {
-		wide, doc, okKey := parsePostingKey(pit.Key(), NarrowKeyBytes)
-		bk := uint32(wide >> 32)
+		bk, doc, okKey := parsePostingKey(pit.Key(), w)
+		group, low := packedSplit(bk, w, g)
 		if !okKey {
 			b.Close()
 			return nil, 0, 0, fmt.Errorf("%w: posting key %x", ErrCorrupt, pit.Key())
 		}
-		if len(own) > 0 && bk>>shift != cur {
+		if len(own) > 0 && group != cur {
 			if err := flush(); err != nil {
 				b.Close()
 				return nil, 0, 0, err
 			}
 			own = own[:0]
 			if b.Len() >= limit {
-				next = appendBucketPrefix(nil, uint64(bk>>shift<<shift)<<32, NarrowKeyBytes)
+				next = appendBucketPrefix(nil, packedJoin(group, 0, w, g), w)
 				break
 			}
 		}
-		cur = bk >> shift
-		own = append(own, posting{bk & mask, doc})
+		cur = group
+		own = append(own, posting{low, doc})
 	}
 	if err := pit.Error(); err != nil {
 		b.Close()
@@ -512,7 +506,8 @@ func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (n
 	}
 	defer it.Close()
 	b := d.db.NewBatch()
-	shift := 32 - g
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
 	var kbuf []byte
 	var pi packedIter
 	for ok := it.First(); ok; ok = it.Next() {
@@ -533,9 +528,9 @@ func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (n
 			if err = e; !ok {
 				break
 			}
-			bk := uint64(group<<shift|low) << 32
+			bk := packedJoin(group, low, w, g)
 			d.filter.set(bk) // before the batch is applied: see bucketFilter
-			kbuf = appendPostingKey(kbuf[:0], bk, doc, NarrowKeyBytes)
+			kbuf = appendPostingKey(kbuf[:0], bk, doc, w)
 			err = b.Set(kbuf, nil, nil)
 			moved++
 		}

@@ -21,7 +21,7 @@ func TestIndexMigrate(t *testing.T) {
 	want := queryAll(t, dir, docs)
 
 	out := mustRun(t, "index", "migrate", "--data", dir)
-	if re := `^migrated .*idx: \d+ documents, bucket keys 4 → 8 bytes \(layout version 3\)\n$`; !regexp.MustCompile(re).MatchString(out) {
+	if re := `^migrated .*idx: \d+ documents, bucket keys 4 → 8 bytes \(layout version 3, postings packed\)\n$`; !regexp.MustCompile(re).MatchString(out) {
 		t.Errorf("summary %q; want it to match %q", out, re)
 	}
 	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, ReadOnly: true})
