@@ -623,7 +623,7 @@ func newIndexStatsCmd(io IO) *cobra.Command {
 				"spec": c.Spec.String(), "spec_fingerprint": fmt.Sprintf("%016x", c.Spec.Fingerprint()),
 				"params": c.Params.String(), "params_fingerprint": fmt.Sprintf("%016x", c.Params.Fingerprint()),
 				"bands": c.Bands.Bands, "rows": c.Bands.Rows, "multi_probe": c.Bands.Probe,
-				"threshold": c.Threshold, "bucket_cap": c.BucketCap,
+				"threshold": c.Threshold, "bucket_cap": c.BucketCap, "bucket_key_bytes": c.BucketKeyBytes,
 				"documents": st.Documents, "bytes": st.Bytes,
 			}
 			if st.Documents > 0 {
