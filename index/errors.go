@@ -64,9 +64,8 @@ var (
 	// a fatal error, every operation) until it is reopened. See DB.Health.
 	ErrStorage = errors.New("index: storage failure")
 
-	// ErrKeyWidth: an operation that needs 4-byte bucket keys (a bulk
-	// build's or Repack's packed postings) on an index of 8-byte keys, or a
-	// Migrate of an index whose keys are already 8 bytes wide.
+	// ErrKeyWidth: Migrate of an index whose bucket keys are already 8
+	// bytes wide, or of a SimHash index (whose keys stay 4 bytes).
 	ErrKeyWidth = errors.New("index: bucket key width")
 
 	// ErrLockTimeout: the Redis backend could not take the locks of a
