@@ -1,12 +1,16 @@
 package index
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // TestSimHashExpectedDocsBlocks: a new SimHash index sized with ExpectedDocs
@@ -77,5 +81,44 @@ func TestSimHashExpectedDocsBlocks(t *testing.T) {
 	}
 	if err := (&Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{ExpectedDocs: -1}}).Validate(); err == nil {
 		t.Error("ExpectedDocs −1 validated; want an error")
+	}
+}
+
+// TestSimHashMismatchNamesItsParams: opening a SimHash index with options
+// it was not made with fails with a mismatch that names the SimHash
+// parameters it has (weighting, Hamming distance, blocks), never "minhash
+// params" or an LSH banding the index does not have.
+func TestSimHashMismatchNamesItsParams(t *testing.T) {
+	x, reopen := pebbleBackend(1<<20).open(t, &Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 4}})
+	x.Close()
+	for _, c := range []struct {
+		name string
+		o    *Options
+		want []string
+	}{
+		{"minhash params", &Options{Params: minhash.Params{K: 64}}, []string{"SimHash index", "Hamming distance 4", "5 blocks", "asked for MinHash params"}},
+		{"bands", &Options{Bands: lsh.Params{Bands: 16, Rows: 8}}, []string{"SimHash index", "5 blocks", "asked for LSH bands"}},
+		{"hamming", &Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 3}}, []string{"SimHash index", "within 4 bits", "asked for 3"}},
+		{"blocks", &Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{Blocks: 6}}, []string{"SimHash index", "5 blocks", "asked for 6"}},
+		{"weight", &Options{Sketch: sketch.SimHash, SimHash: SimHashOptions{Weight: sigfile.TFIDF}}, []string{"SimHash index", "weighs by tf"}},
+	} {
+		z, err := reopen(c.o)
+		if err == nil {
+			z.Close()
+			t.Errorf("reopen with %s: opened; want a mismatch", c.name)
+			continue
+		}
+		if !errors.Is(err, ErrParamsMismatch) && !errors.Is(err, ErrBandsMismatch) {
+			t.Errorf("reopen with %s: %v; want a mismatch", c.name, err)
+		}
+		msg := err.Error()
+		if strings.Contains(strings.ToLower(msg), "minhash params:") || strings.Contains(msg, "LSH banding") {
+			t.Errorf("reopen with %s: %q names MinHash's params or an LSH banding", c.name, msg)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("reopen with %s: %q; want it to say %q", c.name, msg, w)
+			}
+		}
 	}
 }
