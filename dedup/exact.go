@@ -59,8 +59,10 @@ type exactPass struct {
 	// standIns are the groups whose first document was made bad after the
 	// sign stage (dropBad), first<<32 | heir: the first stands in for the
 	// group's first good copy, its heir, until the edges are known
-	// (expandExact), ascending.
+	// (expandExact), ascending; base is the first input document's number
+	// (after the reference documents), for the statuses.
 	standIns []uint64
+	base     uint32
 }
 
 func newExactPass(memory int64, tmp string) *exactPass {
@@ -136,25 +138,27 @@ func (e *exactPass) finish(mark func(copy, first uint32)) error {
 // and c bad until expandExact gives f's edges to c and makes f bad again,
 // and c the group's first; the others of the group become copies of c.
 // Statuses are swapped, not added, so that the documents counted while f
-// stands in (SimHash's blocks) are those of a run without the pass.
-// It never fails: the error and id (a document's id) are those of the
-// caller's contract, from when a bad first failed the run with
-// ErrExactPassBad.
-func (e *exactPass) dropBad(status []uint8, _ func(uint32) []byte) error {
+// stands in (SimHash's blocks) are those of a run without the pass. The
+// pass numbers documents from base on (after the reference documents);
+// status takes a document's position among the inputs. It never fails: the
+// error and id (a document's id) are those of the caller's contract, from
+// when a bad first failed the run with ErrExactPassBad.
+func (e *exactPass) dropBad(status []uint8, base uint32, _ func(uint32) []byte) error {
 	kept := e.copies[:0]
 	for _, c := range e.copies {
-		if status[uint32(c>>32)] != docBad {
+		if status[uint32(c>>32)-base] != docBad {
 			kept = append(kept, c)
 		}
 	}
 	e.copies = kept
+	e.base = base
 	heirs := map[uint32]uint32{} // bad first → its heir
 	for _, c := range e.copies { // by copy ascending: the first seen is the heir
 		f, cp := uint32(c), uint32(c>>32)
-		if _, ok := heirs[f]; !ok && status[f] == docBad {
+		if _, ok := heirs[f]; !ok && status[f-base] == docBad {
 			heirs[f] = cp
 			e.standIns = append(e.standIns, uint64(f)<<32|uint64(cp))
-			status[f], status[cp] = docOK, docBad
+			status[f-base], status[cp-base] = docOK, docBad
 		}
 	}
 	if len(heirs) == 0 {
@@ -201,7 +205,7 @@ func (e *exactPass) handOver(status []uint8, edges []edge) bool {
 		}
 	}
 	for _, s := range e.standIns {
-		status[uint32(s>>32)], status[uint32(s)] = docBad, docOK
+		status[uint32(s>>32)-e.base], status[uint32(s)-e.base] = docBad, docOK
 	}
 	e.standIns = nil
 	return changed
