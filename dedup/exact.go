@@ -3,7 +3,6 @@ package dedup
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -56,6 +55,14 @@ type exactPass struct {
 
 	copies     []uint64 // copy<<32 | first, by copy ascending
 	lateCopies bool     // some copies were found after the sign stage (and banded)
+
+	// standIns are the groups whose first document was made bad after the
+	// sign stage (dropBad), first<<32 | heir: the first stands in for the
+	// group's first good copy, its heir, until the edges are known
+	// (expandExact), ascending; base is the first input document's number
+	// (after the reference documents), for the statuses.
+	standIns []uint64
+	base     uint32
 }
 
 func newExactPass(memory int64, tmp string) *exactPass {
@@ -124,12 +131,19 @@ func (e *exactPass) finish(mark func(copy, first uint32)) error {
 // dropBad takes the documents made bad after the sign stage (their id
 // repeats an earlier document's, under SkipBad) out of the groups of
 // copies: a copy is left out, as a run without the pass leaves it. A group's
-// first document cannot be: its copies were not signed, and a run without
-// the pass would sign the next copy in its place, so the run fails with
-// ErrExactPassBad, naming the document (id returns a document's id). The
+// first document f made bad is skipped as well, but its first good copy c,
+// which a run without the pass signs in its place, was not signed: f, whose
+// signature, bucket keys and text are c's (they have the same features),
+// stands in for c through candidates and verification. So f is made good
+// and c bad until expandExact gives f's edges to c and makes f bad again,
+// and c the group's first; the others of the group become copies of c.
+// Statuses are swapped, not added, so that the documents counted while f
+// stands in (SimHash's blocks) are those of a run without the pass. The
 // pass numbers documents from base on (after the reference documents);
-// status and id take a document's position among the inputs.
-func (e *exactPass) dropBad(status []uint8, base uint32, id func(uint32) []byte) error {
+// status takes a document's position among the inputs. It never fails: the
+// error and id (a document's id) are those of the caller's contract, from
+// when a bad first failed the run with ErrExactPassBad.
+func (e *exactPass) dropBad(status []uint8, base uint32, _ func(uint32) []byte) error {
 	kept := e.copies[:0]
 	for _, c := range e.copies {
 		if status[uint32(c>>32)-base] != docBad {
@@ -137,20 +151,78 @@ func (e *exactPass) dropBad(status []uint8, base uint32, id func(uint32) []byte)
 		}
 	}
 	e.copies = kept
-	for _, c := range e.copies {
-		if f := uint32(c); status[f-base] == docBad {
-			return fmt.Errorf("%w: document %d (id %q) repeats an earlier id and has exact copies (document %d the first); run without the exact pass (--exact-pass=false)",
-				ErrExactPassBad, f-base, id(f-base), uint32(c>>32)-base)
+	e.base = base
+	heirs := map[uint32]uint32{} // bad first → its heir
+	for _, c := range e.copies { // by copy ascending: the first seen is the heir
+		f, cp := uint32(c), uint32(c>>32)
+		if _, ok := heirs[f]; !ok && status[f-base] == docBad {
+			heirs[f] = cp
+			e.standIns = append(e.standIns, uint64(f)<<32|uint64(cp))
+			status[f-base], status[cp-base] = docOK, docBad
 		}
 	}
+	if len(heirs) == 0 {
+		return nil
+	}
+	slices.Sort(e.standIns)
+	kept = e.copies[:0]
+	for _, c := range e.copies {
+		f, cp := uint32(c), uint32(c>>32)
+		if h, ok := heirs[f]; ok {
+			if cp == h {
+				continue
+			}
+			c = uint64(cp)<<32 | uint64(h)
+		}
+		kept = append(kept, c)
+	}
+	e.copies = kept
 	return nil
+}
+
+// heirOf returns the document d stood in for (dropBad), or d.
+func (e *exactPass) heirOf(d uint32) uint32 {
+	i, ok := slices.BinarySearchFunc(e.standIns, d, func(s uint64, d uint32) int { return cmp.Compare(uint32(s>>32), d) })
+	if !ok {
+		return d
+	}
+	return uint32(e.standIns[i])
+}
+
+// handOver ends the stand-ins of dropBad: each bad first's edges go to its
+// heir, the first is bad again and the heir good. It reports whether it
+// changed any edge (which then needs sorting again).
+func (e *exactPass) handOver(status []uint8, edges []edge) bool {
+	if len(e.standIns) == 0 {
+		return false
+	}
+	changed := false
+	for i := range edges {
+		a, b := e.heirOf(edges[i].a), e.heirOf(edges[i].b)
+		if a != edges[i].a || b != edges[i].b {
+			edges[i].a, edges[i].b = min(a, b), max(a, b)
+			changed = true
+		}
+	}
+	for _, s := range e.standIns {
+		status[uint32(s>>32)-e.base], status[uint32(s)-e.base] = docBad, docOK
+	}
+	e.standIns = nil
+	return changed
 }
 
 // expandExact adds the verified pairs that involve copies, as a run without
 // the pass finds them (see above), and sorts the edges by (a, b).
 func (r *run) expandExact() error {
 	e := r.exact
-	if e == nil || len(e.copies) == 0 {
+	if e == nil {
+		return nil
+	}
+	if e.handOver(r.docs.status, r.edges) && len(e.copies) == 0 {
+		sortEdges(r.edges)
+		return nil
+	}
+	if len(e.copies) == 0 {
 		return nil
 	}
 	groups := map[uint32][]uint32{} // first → its members, first included, ascending
@@ -217,12 +289,17 @@ func (r *run) expandExact() error {
 			}
 		}
 	}
+	sortEdges(edges)
+	r.edges = edges
+	return nil
+}
+
+// sortEdges sorts edges by (a, b).
+func sortEdges(edges []edge) {
 	slices.SortFunc(edges, func(x, y edge) int {
 		if c := cmp.Compare(x.a, y.a); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.b, y.b)
 	})
-	r.edges = edges
-	return nil
 }

@@ -2,8 +2,6 @@ package dedup
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -240,9 +238,12 @@ func sameOutputs(t *testing.T, want, got string) {
 
 // TestExactPassRepeatedIDs: under SkipBad, documents whose id repeats an
 // earlier one's are made bad after the sign stage. Copies among them leave
-// their groups, and the outputs are those of a run without the pass; a
-// group's first document among them fails the run with ErrExactPassBad (its
-// copies were not signed), where it failed to be refused before.
+// their groups, and the outputs are those of a run without the pass. A
+// group's first document among them is skipped as every bad record is (in
+// --bad-out, the run goes on) and its first good copy takes its place, as in
+// a run without the pass, which signs that copy: the outputs, the bad list
+// and the bad count are those of a run without the pass, under estimate and
+// exact verification and under SimHash. The run failed with ErrExactPassBad before.
 func TestExactPassRepeatedIDs(t *testing.T) {
 	docs, _ := exactCopyCorpus(t, 400, 0.3, 0, 5)
 	for i, d := range docs {
@@ -270,17 +271,48 @@ func TestExactPassRepeatedIDs(t *testing.T) {
 		t.Errorf("bad %d with the pass, %d without; want the %d repeated ids", repOn.Counts.Bad, repOff.Counts.Bad, repeated)
 	}
 
-	// A first document with a repeated id, and a copy of it.
-	first := filepath.Join(dir, "first.jsonl")
-	writeJSONL(t, first, append(docs[:50:50],
+	// A first document with a repeated id, followed by copies of it (one
+	// of them bad too) and near duplicates, so that the copy that takes its
+	// place pairs with other documents.
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	r := rand.New(rand.NewPCG(3, 3))
+	text := base[900].Text
+	firstDocs := append(docs[:50:50],
 		doc{"dupe", "one text that no other document has, about the river and the bank"},
-		doc{"dupe", "another text that no other document has, about markets and rates"},
-		doc{"zz", "Another text that no other document has: about markets and rates!"}))
-	_, err := Run(context.Background(), []string{first}, t.TempDir(), &o)
-	if !errors.Is(err, ErrExactPassBad) || !strings.Contains(err.Error(), `"dupe"`) {
-		t.Errorf("a first of copies with a repeated id: err = %v; want ErrExactPassBad naming it", err)
-	}
-	if _, err := Run(context.Background(), []string{first}, t.TempDir(), &off); err != nil {
-		t.Errorf("without the pass: %v", err)
+		doc{"dupe", text},
+		doc{"near1", mutate(r, text, 0.03)},
+		doc{"zz", strings.ToUpper(text)},
+		doc{"dupe", text + "!"},
+		doc{"zz2", text},
+		doc{"near2", mutate(r, text, 0.03)},
+		doc{"other", "another text that no other document has, about markets and rates"})
+	first := filepath.Join(dir, "first.jsonl")
+	writeJSONL(t, first, firstDocs)
+	for _, v := range []Options{
+		{Verify: VerifyEstimate},
+		{Verify: VerifyExact},
+		{Sketch: sketch.SimHash, SimHash: SimHashOptions{Hamming: 3}}, // blocks chosen from the count of documents
+	} {
+		o := v
+		o.Corpus, o.BadOut = corpusSkipBad(), filepath.Join(t.TempDir(), "bad-on.txt")
+		off := o
+		off.SkipExactPass, off.BadOut = true, filepath.Join(t.TempDir(), "bad-off.txt")
+		outOff, repOff := runDedup(t, []string{first}, &off)
+		outOn, repOn := runDedup(t, []string{first}, &o)
+		sameOutputs(t, outOff, outOn)
+		if repOn.Counts.Bad != repOff.Counts.Bad {
+			t.Errorf("%+v: bad %d with the pass, %d without; want the same", v, repOn.Counts.Bad, repOff.Counts.Bad)
+		}
+		badOn, err := os.ReadFile(o.BadOut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		badOff, _ := os.ReadFile(off.BadOut)
+		if !bytes.Equal(badOn, badOff) || strings.Count(string(badOn), `"dupe"`) != 2 {
+			t.Errorf("%+v: bad list with the pass:\n%s\nwithout:\n%s\nwant the same, both later \"dupe\" records", v, badOn, badOff)
+		}
+		if pairs, _ := os.ReadFile(filepath.Join(outOn, PairsFile)); !strings.Contains(string(pairs), "zz\t") && !strings.Contains(string(pairs), "\tzz") {
+			t.Errorf("%+v: zz, the copy in the bad first's place, pairs with nothing:\n%s", v, pairs)
+		}
 	}
 }

@@ -329,14 +329,25 @@ func resolveConfig(o *Options, stored []byte) (Config, error) {
 	case c.Spec == (shingle.Spec{}):
 		return c, fmt.Errorf("%w: the index has the keyed spec %s; pass the spec with its key", ErrSpecMismatch, m.Spec)
 	}
+	if c.Sketch == sketch.SimHash { // its Params and Bands are storage forms: name its own
+		sh := &c.SimHash
+		if params != (minhash.Params{}) {
+			params.EnsureDefaults()
+			return c, fmt.Errorf("%w: the index is a SimHash index (%s weighting, Hamming distance %d, %d blocks); asked for MinHash params %s",
+				ErrParamsMismatch, sh.Params.Weighting, sh.K, sh.Blocks, params)
+		}
+		if bands != (lsh.Params{}) {
+			return c, fmt.Errorf("%w: the index is a SimHash index with %d blocks (%d tables); asked for LSH bands %s", ErrBandsMismatch, sh.Blocks, c.Tables(), bands)
+		}
+	}
 	if params != (minhash.Params{}) {
 		params.EnsureDefaults()
 		if params.Fingerprint() != c.Params.Fingerprint() {
-			return c, fmt.Errorf("%w: the index has %s; asked for %s", ErrParamsMismatch, c.Params, params)
+			return c, fmt.Errorf("%w: the MinHash index has %s; asked for %s", ErrParamsMismatch, c.Params, params)
 		}
 	}
 	if bands != (lsh.Params{}) && bands != c.Bands {
-		return c, fmt.Errorf("%w: the index has %s; asked for %s", ErrBandsMismatch, c.Bands, bands)
+		return c, fmt.Errorf("%w: the MinHash index has %s; asked for %s", ErrBandsMismatch, c.Bands, bands)
 	}
 	if threshold != 0 {
 		c.Threshold = threshold

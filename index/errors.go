@@ -13,11 +13,14 @@ var (
 	// so the index refuses to open rather than answer wrongly.
 	ErrSpecMismatch = errors.New("index: made under another shingle spec")
 
-	// ErrParamsMismatch: the index was made under other minhash Params.
-	ErrParamsMismatch = errors.New("index: made under other minhash params")
+	// ErrParamsMismatch: the index was made under another sketch or other
+	// sketch params (MinHash's Params; SimHash's weighting or Hamming
+	// distance). The message names the index's own.
+	ErrParamsMismatch = errors.New("index: made under other sketch params")
 
-	// ErrBandsMismatch: the index was made with another LSH banding.
-	ErrBandsMismatch = errors.New("index: made with another LSH banding")
+	// ErrBandsMismatch: the index was made with other buckets (MinHash's
+	// LSH banding; SimHash's blocks). The message names the index's own.
+	ErrBandsMismatch = errors.New("index: made with other buckets")
 
 	// ErrCorrupt: stored bytes are not what this version writes (a bad
 	// meta record, a signature of the wrong length, a posting without its

@@ -9,53 +9,28 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/neardup/neardup/internal/faultfs"
 )
 
 // gatedFS is a filesystem whose WAL syncs wait while mu is held by the test:
 // a write is then visible (applied) but not durable for as long as the test
 // likes.
 type gatedFS struct {
-	vfs.FS
+	faultfs.FS
 	mu sync.Mutex
 }
 
-type gatedFile struct {
-	vfs.File
-	fs *gatedFS
-}
-
-func (g *gatedFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
-	if err != nil || !strings.HasSuffix(name, ".log") {
-		return f, err
-	}
-	return &gatedFile{File: f, fs: g}, nil
-}
-
-func (g *gatedFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := g.FS.Create(name, c)
-	return g.wrap(name, f, err)
-}
-
-func (g *gatedFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := g.FS.ReuseForWrite(old, name, c)
-	return g.wrap(name, f, err)
-}
-
-func (g *gatedFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	f, err := g.FS.OpenReadWrite(name, c, opts...)
-	return g.wrap(name, f, err)
-}
-
-func (f *gatedFile) wait() {
-	f.fs.mu.Lock()
-	f.fs.mu.Unlock() //nolint:staticcheck // an empty critical section: wait for the gate
-}
-
-func (f *gatedFile) Sync() error     { f.wait(); return f.File.Sync() }
-func (f *gatedFile) SyncData() error { f.wait(); return f.File.SyncData() }
-func (f *gatedFile) SyncTo(n int64) (bool, error) {
-	f.wait()
-	return f.File.SyncTo(n)
+func newGatedFS(fs vfs.FS) *gatedFS {
+	g := &gatedFS{}
+	g.FS = faultfs.FS{FS: fs, Hook: func(ev faultfs.Event) error {
+		if ev.Op == faultfs.Sync && strings.HasSuffix(ev.Name, ".log") {
+			g.mu.Lock()
+			g.mu.Unlock() //nolint:staticcheck // an empty critical section: wait for the gate
+		}
+		return nil
+	}}
+	return g
 }
 
 // TestDuplicateAnswersAreDurable holds the WAL's syncs while a document is
@@ -67,7 +42,7 @@ func (f *gatedFile) SyncTo(n int64) (bool, error) {
 func TestDuplicateAnswersAreDurable(t *testing.T) {
 	ctx := context.Background()
 	mem := vfs.NewCrashableMem()
-	fs := &gatedFS{FS: mem}
+	fs := newGatedFS(mem)
 	opts := &Options{CacheSize: 8 << 20, MemTableSize: 4 << 20}
 	db, err := open("idx", opts, fs)
 	if err != nil {

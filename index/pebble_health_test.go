@@ -15,102 +15,34 @@ import (
 	"testing"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/neardup/neardup/internal/faultfs"
 )
 
-// injectFS fails every write, sync and file creation with the errno in
-// fail, once it is set (0: pass everything through): a disk that filled up
-// (ENOSPC) or was remounted read-only (EROFS) under the index.
+// injectFS fails every write, sync, file creation and rename with the errno
+// in fail, once it is set (0: pass everything through): a disk that filled
+// up (ENOSPC) or was remounted read-only (EROFS) under the index.
 type injectFS struct {
-	vfs.FS
+	faultfs.FS
 	fail       atomic.Int64 // a syscall.Errno, 0 for none
 	createOnly bool         // fail only the creation of files (a directory made read-only: open files stay writable)
 }
 
-type injectFile struct {
-	vfs.File
-	fs *injectFS
+func newInjectFS(fs vfs.FS, createOnly bool) *injectFS {
+	f := &injectFS{createOnly: createOnly}
+	f.FS = faultfs.FS{FS: fs, Hook: f.hook}
+	return f
 }
 
-func (f *injectFS) err() error {
-	if e := f.fail.Load(); e != 0 {
-		return syscall.Errno(e)
-	}
-	return nil
-}
-
-// writeErr is the error of a write to an open file.
-func (f *injectFS) writeErr() error {
-	if f.createOnly {
+func (f *injectFS) hook(ev faultfs.Event) error {
+	e := f.fail.Load()
+	switch {
+	case e == 0 || ev.Op == faultfs.Open:
+		return nil
+	case f.createOnly && (ev.Op == faultfs.Write || ev.Op == faultfs.Sync):
 		return nil
 	}
-	return f.err()
-}
-
-func (f *injectFS) wrap(file vfs.File, err error) (vfs.File, error) {
-	if err != nil {
-		return nil, err
-	}
-	return &injectFile{File: file, fs: f}, nil
-}
-
-func (f *injectFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	if err := f.err(); err != nil {
-		return nil, err
-	}
-	return f.wrap(f.FS.Create(name, c))
-}
-
-func (f *injectFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	if err := f.err(); err != nil {
-		return nil, err
-	}
-	return f.wrap(f.FS.ReuseForWrite(old, name, c))
-}
-
-func (f *injectFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
-	return f.wrap(f.FS.OpenReadWrite(name, c, opts...))
-}
-
-func (f *injectFS) Rename(old, name string) error {
-	if err := f.err(); err != nil {
-		return err
-	}
-	return f.FS.Rename(old, name)
-}
-
-func (f *injectFile) Write(p []byte) (int, error) {
-	if err := f.fs.writeErr(); err != nil {
-		return 0, err
-	}
-	return f.File.Write(p)
-}
-
-func (f *injectFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.writeErr(); err != nil {
-		return 0, err
-	}
-	return f.File.WriteAt(p, off)
-}
-
-func (f *injectFile) Sync() error {
-	if err := f.fs.writeErr(); err != nil {
-		return err
-	}
-	return f.File.Sync()
-}
-
-func (f *injectFile) SyncData() error {
-	if err := f.fs.writeErr(); err != nil {
-		return err
-	}
-	return f.File.SyncData()
-}
-
-func (f *injectFile) SyncTo(n int64) (bool, error) {
-	if err := f.fs.writeErr(); err != nil {
-		return false, err
-	}
-	return f.File.SyncTo(n)
+	return syscall.Errno(e)
 }
 
 // logLines is a slog destination that keeps the lines written.
@@ -153,7 +85,7 @@ func TestStorageFaults(t *testing.T) {
 
 func testStorageFault(t *testing.T, errno syscall.Errno, createOnly bool) {
 	mem := vfs.NewCrashableMem()
-	fs := &injectFS{FS: mem, createOnly: createOnly}
+	fs := newInjectFS(mem, createOnly)
 	logs := &logLines{}
 	opts := &Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, FS: fs, Logger: slog.New(slog.NewTextHandler(logs, nil))}
 	x, err := Open("idx", opts)

@@ -51,9 +51,21 @@ type SimHashOptions struct {
 	// the default, DefaultHamming (3); simhash.ExactMatch (−1) asks for 0.
 	// Range −1, 1..simhash.MaxMaxDistance.
 	Hamming int
-	// Blocks is B: C(B, k) postings a document. 0 means k+1, the fewest.
-	// Range k+1..simhash.MaxBlocks with C(B, k) ≤ simhash.MaxTables.
+	// Blocks is B: C(B, k) postings a document. 0 means chosen from
+	// ExpectedDocs, or k+1 (the fewest postings) without it. Range
+	// k+1..simhash.MaxBlocks with C(B, k) ≤ simhash.MaxTables.
 	Blocks int
+	// ExpectedDocs is how many documents a new index is expected to hold.
+	// With Blocks 0, the blocks are chosen for that many by the batch
+	// job's rule (sketch.Config.Resolve, as dedup and plan choose): the
+	// cheapest layout for random fingerprints, tables against candidates,
+	// which keeps buckets small, so that they stay far below BucketCap. With
+	// k+1 blocks a table's key is one block, 64/(k+1) bits: at k = 6 a bucket
+	// holds n/2^9 documents on average and passes the default cap of 1000
+	// near n = 5·10^5, its postings dropped; the rule takes 8 blocks (16-bit
+	// keys) from about 1.1·10^5 documents. Ignored when Blocks is set or the
+	// index exists. Default 0: k+1 blocks; at least 0.
+	ExpectedDocs int64
 	// DF is the document-frequency table of a new TF-IDF index, stored
 	// with it. Ignored under TF and when the index exists.
 	DF *simhash.DFTable
@@ -95,6 +107,9 @@ func validateSimHash(kind sketch.Kind, o *SimHashOptions) error {
 			return fmt.Errorf("%w: %w", ErrInvalidOptions, err)
 		}
 	}
+	if o.ExpectedDocs < 0 {
+		return fmt.Errorf("%w: SimHash ExpectedDocs = %d; must not be negative", ErrInvalidOptions, o.ExpectedDocs)
+	}
 	return nil
 }
 
@@ -104,11 +119,18 @@ func newSimHashConfig(o *SimHashOptions) (SimHashConfig, error) {
 	if so.MaxDistance == 0 {
 		so.MaxDistance = DefaultHamming
 	}
-	so.EnsureDefaults()
 	k := so.MaxDistance
 	if k == simhash.ExactMatch {
 		k = 0
 	}
+	if so.Blocks == 0 && o.ExpectedDocs > 0 { // the batch job's rule
+		r, err := sketch.Config{Kind: sketch.SimHash, SimHash: sketch.SimHashConfig{K: k}}.Resolve(o.ExpectedDocs)
+		if err != nil {
+			return SimHashConfig{}, fmt.Errorf("%w: blocks for %d expected documents: %w", ErrInvalidOptions, o.ExpectedDocs, err)
+		}
+		so.Blocks = r.SimHash.Blocks
+	}
+	so.EnsureDefaults()
 	c := SimHashConfig{Params: sigfile.SimHashParams{Weighting: sigfile.TF}, K: k, Blocks: so.Blocks}
 	if o.Weight == sigfile.TFIDF {
 		if o.DF == nil {
@@ -141,11 +163,11 @@ func checkSimHash(c *Config, kind sketch.Kind, o *SimHashOptions) error {
 	}
 	switch {
 	case o.Weight != 0 && o.Weight != s.Params.Weighting:
-		return fmt.Errorf("%w: the index weighs by %s; asked for %s", ErrParamsMismatch, s.Params.Weighting, o.Weight)
+		return fmt.Errorf("%w: the SimHash index weighs by %s; asked for %s", ErrParamsMismatch, s.Params.Weighting, o.Weight)
 	case o.Hamming != 0 && k != s.K:
-		return fmt.Errorf("%w: the index matches within %d bits; asked for %d", ErrParamsMismatch, s.K, k)
+		return fmt.Errorf("%w: the SimHash index matches within %d bits (Hamming distance); asked for %d", ErrParamsMismatch, s.K, k)
 	case o.Blocks != 0 && o.Blocks != s.Blocks:
-		return fmt.Errorf("%w: the index has %d blocks; asked for %d", ErrBandsMismatch, s.Blocks, o.Blocks)
+		return fmt.Errorf("%w: the SimHash index has %d blocks; asked for %d", ErrBandsMismatch, s.Blocks, o.Blocks)
 	}
 	return nil
 }

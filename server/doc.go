@@ -137,7 +137,12 @@
 //   - Checks. POST /v1/check is answered by the primary alone; the text, the
 //     query and the primary's matches are then offered to a bounded queue
 //     (ShadowOptions.QueueSize) without blocking: when it is full the check
-//     is dropped and counted (neardup_shadow_dropped_total). One worker
+//     is dropped and counted (neardup_shadow_dropped_total). A check
+//     carries the journal's position when it is queued, and the worker
+//     waits until the shadow has applied the journal up to it, so that the
+//     shadow holds every write acknowledged before the primary answered; a
+//     check still waiting ShadowOptions.ApplyWait after it was queued is
+//     not compared and is counted (neardup_shadow_stale_total). One worker
 //     signs the text under the shadow's config, queries the shadow and
 //     compares: verdict agreement (duplicate or new), matched documents
 //     found by both or one side, candidates per document and query time of
@@ -147,7 +152,7 @@
 //     check-and-insert are not compared.
 //   - Report. GET /v1/shadow answers the comparison so far (ShadowReport),
 //     and the neardup_shadow_* metrics count the same: checks_total,
-//     dropped_total, agreements_total, matches_total{side}, queue_depth,
+//     dropped_total, stale_total, agreements_total, matches_total{side}, queue_depth,
 //     candidates{index}, check_duration_seconds{index} and
 //     inserts_failed_total.
 //

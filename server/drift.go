@@ -2,6 +2,8 @@ package server
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/neardup/neardup/internal/drift"
 )
 
 // Drift histograms: what the documents checked look like, so that a shift in
@@ -10,8 +12,9 @@ import (
 // signs is observed once (checks, check-and-inserts and batch lines alike;
 // the golden run's documents are not: they are not traffic).
 //
-// The buckets are fixed so that series from different servers and versions
-// add up and compare:
+// The buckets are internal/drift's bounds, fixed so that series from
+// different servers and versions add up and compare, and bin as the batch
+// report's drift section does:
 //
 //   - neardup_check_best_similarity: the similarity of the best match of each
 //     checked document, 0 when it has none. Matches are only those at or
@@ -23,11 +26,6 @@ import (
 //     signed document; a drop means shorter documents or a shingling change,
 //     and moves the empty-bin rate and the S-curve.
 //   - neardup_document_bytes: text bytes per signed document.
-var (
-	driftSimilarityBuckets = []float64{0, .1, .2, .3, .4, .5, .6, .7, .75, .8, .85, .9, .95, .98, .99, 1}
-	driftFeatureBuckets    = prometheus.ExponentialBuckets(4, 2, 19)  // 4 … 1 Mi features
-	driftBytesBuckets      = prometheus.ExponentialBuckets(16, 2, 17) // 16 B … 1 MiB (the default MaxTextBytes)
-)
 
 // driftMetrics are the drift histograms (see above).
 type driftMetrics struct {
@@ -42,17 +40,17 @@ func newDriftMetrics(reg prometheus.Registerer) *driftMetrics {
 		best: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "neardup_check_best_similarity",
 			Help:    "Estimated similarity of the best match of each checked document (0 when it has no match at the threshold).",
-			Buckets: driftSimilarityBuckets,
+			Buckets: drift.SimilarityBounds,
 		}),
 		features: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "neardup_document_features",
 			Help:    "Features (shingles, with repeats) of each signed document.",
-			Buckets: driftFeatureBuckets,
+			Buckets: drift.FeatureBounds,
 		}),
 		bytes: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "neardup_document_bytes",
 			Help:    "Text bytes of each signed document.",
-			Buckets: driftBytesBuckets,
+			Buckets: drift.ByteBounds, // to 1 MiB, the default MaxTextBytes
 		}),
 	}
 	reg.MustRegister(d.best, d.features, d.bytes)

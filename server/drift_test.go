@@ -2,9 +2,13 @@ package server
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/shingle"
 )
 
@@ -111,5 +115,39 @@ func TestDriftHistograms(t *testing.T) {
 		if h.GetSampleCount() != uint64(c.count) || h.GetSampleSum() != c.sum {
 			t.Errorf("%s: count %d, sum %v; want %d, %v", c.name, h.GetSampleCount(), h.GetSampleSum(), c.count, c.sum)
 		}
+	}
+}
+
+// TestDriftBucketsAreTheReportBins: the drift histograms' buckets are
+// internal/drift's bounds, bound for bound, so that a scrape bins as
+// report.json's drift section does.
+func TestDriftBucketsAreTheReportBins(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	newDriftMetrics(reg)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float64{
+		"neardup_check_best_similarity": drift.SimilarityBounds,
+		"neardup_document_features":     drift.FeatureBounds,
+		"neardup_document_bytes":        drift.ByteBounds,
+	}
+	for _, mf := range mfs {
+		w, ok := want[mf.GetName()]
+		if !ok {
+			continue
+		}
+		delete(want, mf.GetName())
+		var got []float64
+		for _, b := range mf.GetMetric()[0].GetHistogram().GetBucket() {
+			got = append(got, b.GetUpperBound())
+		}
+		if !slices.Equal(got, w) {
+			t.Errorf("%s buckets %v; want drift's bounds %v", mf.GetName(), got, w)
+		}
+	}
+	for name := range want {
+		t.Errorf("%s not registered", name)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/faultfs"
 	"github.com/neardup/neardup/internal/indexload"
 )
 
@@ -210,50 +211,19 @@ func flipBytes(t *testing.T, dir string, n int) string {
 // have been written through it, every write fails with ENOSPC (for when
 // no tmpfs can be mounted).
 type budgetFS struct {
-	vfs.FS
+	faultfs.FS
 	left atomic.Int64
 }
 
-type budgetFile struct {
-	vfs.File
-	fs *budgetFS
-}
-
-func (fs *budgetFS) take(n int) error {
-	if fs.left.Add(-int64(n)) < 0 {
-		return syscall.ENOSPC
-	}
-	return nil
-}
-
-func (fs *budgetFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.Create(name, c)
-	if err != nil {
-		return nil, err
-	}
-	return &budgetFile{f, fs}, nil
-}
-
-func (fs *budgetFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	f, err := fs.FS.ReuseForWrite(old, name, c)
-	if err != nil {
-		return nil, err
-	}
-	return &budgetFile{f, fs}, nil
-}
-
-func (f *budgetFile) Write(p []byte) (int, error) {
-	if err := f.fs.take(len(p)); err != nil {
-		return 0, err
-	}
-	return f.File.Write(p)
-}
-
-func (f *budgetFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.take(len(p)); err != nil {
-		return 0, err
-	}
-	return f.File.WriteAt(p, off)
+func newBudgetFS(fs vfs.FS) *budgetFS {
+	b := &budgetFS{}
+	b.FS = faultfs.FS{FS: fs, Hook: func(ev faultfs.Event) error {
+		if ev.Op == faultfs.Write && b.left.Add(-int64(ev.Bytes)) < 0 {
+			return syscall.ENOSPC
+		}
+		return nil
+	}}
+	return b
 }
 
 // mountTmpfs mounts a tmpfs of size bytes at dir and returns a function
@@ -305,7 +275,7 @@ func TestFaultDiskFull(t *testing.T) {
 		})
 	})
 	t.Run("injected", func(t *testing.T) {
-		budget := &budgetFS{FS: vfs.Default}
+		budget := newBudgetFS(vfs.Default)
 		budget.left.Store(8 << 20)
 		testDiskFull(t, t.TempDir(), budget, func() { budget.left.Store(1 << 40) })
 	})
@@ -471,7 +441,7 @@ func TestFaultReadOnly(t *testing.T) {
 // testReadOnlyInjected is TestFaultReadOnly on a filesystem that fails
 // every write with EROFS from a moment on.
 func testReadOnlyInjected(t *testing.T) {
-	ro := &roFS{FS: vfs.Default}
+	ro := newROFS(vfs.Default)
 	dir := filepath.Join(t.TempDir(), "index")
 	log := &faultLog{}
 	db, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, MemTableSize: 1 << 20, FS: ro, Logger: slog.New(slog.NewTextHandler(log, nil))})
@@ -499,77 +469,19 @@ func testReadOnlyInjected(t *testing.T) {
 
 // roFS fails every write, sync and file creation with EROFS once on is set.
 type roFS struct {
-	vfs.FS
+	faultfs.FS
 	on atomic.Bool
 }
 
-type roFile struct {
-	vfs.File
-	fs *roFS
-}
-
-func (fs *roFS) err() error {
-	if fs.on.Load() {
-		return syscall.EROFS
-	}
-	return nil
-}
-
-func (fs *roFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	if err := fs.err(); err != nil {
-		return nil, err
-	}
-	f, err := fs.FS.Create(name, c)
-	if err != nil {
-		return nil, err
-	}
-	return &roFile{f, fs}, nil
-}
-
-func (fs *roFS) ReuseForWrite(old, name string, c vfs.DiskWriteCategory) (vfs.File, error) {
-	if err := fs.err(); err != nil {
-		return nil, err
-	}
-	f, err := fs.FS.ReuseForWrite(old, name, c)
-	if err != nil {
-		return nil, err
-	}
-	return &roFile{f, fs}, nil
-}
-
-func (f *roFile) Write(p []byte) (int, error) {
-	if err := f.fs.err(); err != nil {
-		return 0, err
-	}
-	return f.File.Write(p)
-}
-
-func (f *roFile) WriteAt(p []byte, off int64) (int, error) {
-	if err := f.fs.err(); err != nil {
-		return 0, err
-	}
-	return f.File.WriteAt(p, off)
-}
-
-func (f *roFile) Sync() error {
-	if err := f.fs.err(); err != nil {
-		return err
-	}
-	return f.File.Sync()
-}
-
-func (f *roFile) SyncData() error {
-	if err := f.fs.err(); err != nil {
-		return err
-	}
-	return f.File.SyncData()
-}
-
-func (f *roFile) SyncTo(n int64) (bool, error) {
-	if err := f.fs.err(); err != nil {
-		return false, err
-	}
-	return f.File.SyncTo(n)
+func newROFS(fs vfs.FS) *roFS {
+	r := &roFS{}
+	r.FS = faultfs.FS{FS: fs, Hook: func(ev faultfs.Event) error {
+		if r.on.Load() && ev.Op != faultfs.Open && ev.Op != faultfs.Rename {
+			return syscall.EROFS
+		}
+		return nil
+	}}
+	return r
 }
 
 // testReadOnlyChild is TestFaultReadOnly as root: the server is a child

@@ -139,9 +139,14 @@ func (o *Options) EnsureDefaults() *Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Shadow != nil && o.Shadow.QueueSize == 0 {
+	if o.Shadow != nil && (o.Shadow.QueueSize == 0 || o.Shadow.ApplyWait == 0) {
 		sh := *o.Shadow
-		sh.QueueSize = DefaultShadowQueue
+		if sh.QueueSize == 0 {
+			sh.QueueSize = DefaultShadowQueue
+		}
+		if sh.ApplyWait == 0 {
+			sh.ApplyWait = DefaultShadowApplyWait
+		}
 		o.Shadow = &sh
 	}
 	return o
@@ -181,6 +186,8 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("%w: Shadow.Journal is empty", ErrInvalidOptions)
 		case sh.QueueSize < 1 || sh.QueueSize > 1<<20:
 			return fmt.Errorf("%w: Shadow.QueueSize = %d; must be 1..%d", ErrInvalidOptions, sh.QueueSize, 1<<20)
+		case sh.ApplyWait < time.Millisecond || sh.ApplyWait > time.Hour:
+			return fmt.Errorf("%w: Shadow.ApplyWait = %v; must be 1ms..1h", ErrInvalidOptions, sh.ApplyWait)
 		}
 	}
 	if c.MetricsAuth && len(c.Tokens) == 0 {

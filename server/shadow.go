@@ -18,6 +18,9 @@ import (
 // DefaultShadowQueue is the default of ShadowOptions.QueueSize.
 const DefaultShadowQueue = 1024
 
+// DefaultShadowApplyWait is the default of ShadowOptions.ApplyWait.
+const DefaultShadowApplyWait = 5 * time.Second
+
 // ShadowOptions configure a shadow index (Options.Shadow): an index with
 // other bands, params, spec or key that receives every acknowledged write
 // and answers every check beside the primary, off the latency path, so that
@@ -38,6 +41,15 @@ type ShadowOptions struct {
 	// neardup_shadow_dropped_total. Default 1024 (DefaultShadowQueue);
 	// range 1..1<<20.
 	QueueSize int
+	// ApplyWait bounds how long a check waits, from when it is queued, for
+	// the shadow to apply the writes acknowledged before it (the journal
+	// up to its position then), so that the shadow is compared on the
+	// documents the primary had. A check still waiting at the bound is not
+	// run on the shadow and is counted in neardup_shadow_stale_total
+	// (ShadowReport.Stale): a shadow that lags the journal by this much
+	// cannot be compared fairly. Default 5 s (DefaultShadowApplyWait);
+	// range 1 ms..1 h.
+	ApplyWait time.Duration
 }
 
 // ShadowReport is the comparison of the primary and the shadow so far, the
@@ -48,10 +60,13 @@ type ShadowReport struct {
 	Primary string `json:"primary"`
 	Shadow  string `json:"shadow"`
 	// Checks counts the checks run on both; Dropped those not run on the
-	// shadow because its queue was full; Failed those whose shadow query
-	// failed (not in Checks).
+	// shadow because its queue was full; Stale those not run on it because
+	// it had not applied the writes acknowledged before them within
+	// ShadowOptions.ApplyWait; Failed those whose shadow query failed (not
+	// in Checks).
 	Checks  int64 `json:"checks"`
 	Dropped int64 `json:"dropped"`
+	Stale   int64 `json:"stale"`
 	Failed  int64 `json:"failed"`
 	// Agreements counts the checks whose verdict (duplicate or new) was the
 	// same; Agreement is Agreements/Checks (0 with no check).
@@ -100,11 +115,17 @@ type ShadowPair struct {
 
 // shadowCheck is a check waiting for the shadow: the text, the query (its
 // threshold and limit as the request gave them, zero for each index's
-// default) and the primary's matches.
+// default), the primary's matches, and the journal position the shadow
+// must have applied before it runs the check.
 type shadowCheck struct {
 	text    string
 	q       index.QueryOptions
 	primary []string
+	// pos is the journal's position (journal.pos) when the check was
+	// queued: every write acknowledged before the primary answered is
+	// below it. deadline is when the worker stops waiting for it.
+	pos      int64
+	deadline time.Time
 	// The primary's query time and candidates.
 	primaryDur  time.Duration
 	primaryCand uint64
@@ -113,13 +134,13 @@ type shadowCheck struct {
 // shadowMetrics are the neardup_shadow_* collectors (names agreed with the
 // alert rules and the dashboard).
 type shadowMetrics struct {
-	checks, dropped, agreements, insertsFailed prometheus.Counter
-	matches                                    *prometheus.CounterVec
-	queueDepth                                 prometheus.GaugeFunc
-	candidates, duration                       *prometheus.HistogramVec
-	candPrimary, candShadow                    prometheus.Observer
-	durPrimary, durShadow                      prometheus.Observer
-	both, primaryOnly, shadowOnly              prometheus.Counter
+	checks, dropped, stale, agreements, insertsFailed prometheus.Counter
+	matches                                           *prometheus.CounterVec
+	queueDepth                                        prometheus.GaugeFunc
+	candidates, duration                              *prometheus.HistogramVec
+	candPrimary, candShadow                           prometheus.Observer
+	durPrimary, durShadow                             prometheus.Observer
+	both, primaryOnly, shadowOnly                     prometheus.Counter
 }
 
 // shadow runs the shadow index beside the primary: the journal and its
@@ -132,7 +153,8 @@ type shadow struct {
 	queue   chan shadowCheck
 	log     *slog.Logger
 	m       shadowMetrics
-	signers sync.Pool // *index.Signer under the shadow's config
+	wait    time.Duration // ShadowOptions.ApplyWait
+	signers sync.Pool     // *index.Signer under the shadow's config
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -145,6 +167,7 @@ type shadow struct {
 	pending    int // checks queued or taken by the worker, not yet compared
 	applying   bool
 	appliedOff int64 // the journal's records before this offset are applied
+	appliedPos int64 // the same as a journal position (journal.pos)
 	rep        ShadowReport
 	candSum    ShadowPair
 }
@@ -160,7 +183,7 @@ func newShadow(o *ShadowOptions, primary index.Config, reg *prometheus.Registry,
 		return nil, err
 	}
 	sh := &shadow{idx: o.Index, cfg: cfg, primary: primary, j: j, queue: make(chan shadowCheck, o.QueueSize),
-		log: log, stop: make(chan struct{})}
+		log: log, wait: o.ApplyWait, stop: make(chan struct{})}
 	sh.idle = sync.NewCond(&sh.mu)
 	sh.signers.New = func() any {
 		sg, _ := cfg.NewSigner()
@@ -180,6 +203,7 @@ func newShadowMetrics(reg *prometheus.Registry, sh *shadow) shadowMetrics {
 	m := shadowMetrics{
 		checks:        counter("neardup_shadow_checks_total", "Checks also run on the shadow index."),
 		dropped:       counter("neardup_shadow_dropped_total", "Checks not run on the shadow because its queue was full."),
+		stale:         counter("neardup_shadow_stale_total", "Checks not run on the shadow because it had not applied the writes acknowledged before them in time."),
 		agreements:    counter("neardup_shadow_agreements_total", "Checks whose verdict (duplicate or new) the shadow shared with the primary."),
 		insertsFailed: counter("neardup_shadow_inserts_failed_total", "Inserts the shadow failed to apply (each attempt)."),
 		matches: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -200,7 +224,7 @@ func newShadowMetrics(reg *prometheus.Registry, sh *shadow) shadowMetrics {
 	m.candPrimary, m.candShadow = m.candidates.WithLabelValues("primary"), m.candidates.WithLabelValues("shadow")
 	m.durPrimary, m.durShadow = m.duration.WithLabelValues("primary"), m.duration.WithLabelValues("shadow")
 	m.both, m.primaryOnly, m.shadowOnly = m.matches.WithLabelValues("both"), m.matches.WithLabelValues("primary_only"), m.matches.WithLabelValues("shadow_only")
-	reg.MustRegister(m.checks, m.dropped, m.agreements, m.insertsFailed, m.matches, m.queueDepth, m.candidates, m.duration)
+	reg.MustRegister(m.checks, m.dropped, m.stale, m.agreements, m.insertsFailed, m.matches, m.queueDepth, m.candidates, m.duration)
 	return m
 }
 
@@ -209,6 +233,9 @@ func newShadowMetrics(reg *prometheus.Registry, sh *shadow) shadowMetrics {
 // the journal. Checks still queued are not run.
 func (sh *shadow) close() error {
 	sh.stopOnce.Do(func() { close(sh.stop) })
+	sh.mu.Lock()
+	sh.idle.Broadcast() // a worker waiting in waitApplied
+	sh.mu.Unlock()
 	sh.wg.Wait()
 	sh.mu.Lock()
 	applied := sh.appliedOff
@@ -236,7 +263,8 @@ func (sh *shadow) begin(primary index.Index) probe {
 // offer queues a check for the shadow, after the primary answered it with
 // ms, or counts it dropped if the queue is full; it never blocks.
 func (sh *shadow) offer(p probe, primary index.Index, text string, q index.QueryOptions, ms []index.Match) {
-	c := shadowCheck{text: text, q: q, primaryDur: time.Since(p.start), primaryCand: primary.Metrics().Candidates - p.candidates}
+	c := shadowCheck{text: text, q: q, primaryDur: time.Since(p.start), primaryCand: primary.Metrics().Candidates - p.candidates,
+		pos: sh.j.pos(), deadline: time.Now().Add(sh.wait)}
 	c.primary = make([]string, len(ms))
 	for i := range ms {
 		c.primary[i] = ms[i].ID
@@ -274,6 +302,20 @@ func (sh *shadow) checkLoop() {
 			return
 		case c = <-sh.queue:
 		}
+		if !sh.waitApplied(c.pos, c.deadline) {
+			select {
+			case <-sh.stop:
+				return
+			default:
+			}
+			sh.m.stale.Inc()
+			sh.mu.Lock()
+			sh.pending--
+			sh.rep.Stale++
+			sh.mu.Unlock()
+			sh.idle.Broadcast()
+			continue
+		}
 		var empty bool
 		sig, empty = signer.Sign(sig[:0], []byte(c.text))
 		var ms []index.Match
@@ -305,6 +347,34 @@ func (sh *shadow) checkLoop() {
 		sh.m.candShadow.Observe(float64(cand))
 		sh.idle.Broadcast()
 	}
+}
+
+// waitApplied waits until the shadow has applied the journal up to pos, and
+// reports whether it has: false once deadline passes or the shadow stops.
+func (sh *shadow) waitApplied(pos int64, deadline time.Time) bool {
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if sh.appliedPos >= pos {
+		return true
+	}
+	t := time.AfterFunc(time.Until(deadline), func() {
+		sh.mu.Lock()
+		sh.idle.Broadcast()
+		sh.mu.Unlock()
+	})
+	defer t.Stop()
+	for sh.appliedPos < pos {
+		select {
+		case <-sh.stop:
+			return false
+		default:
+		}
+		if !time.Now().Before(deadline) {
+			return false
+		}
+		sh.idle.Wait()
+	}
+	return true
 }
 
 // compare counts one check's comparison; sh.mu is held.
@@ -416,25 +486,25 @@ func (sh *shadow) applyLoop() {
 		<-sh.stop
 		cancel()
 	}()
-	var off int64
+	var off, base int64 // applied up to offset off, position base+off
 	for {
 		select {
 		case <-sh.stop:
 			return
 		case <-sh.j.notify:
 		}
-		sh.setApplying(true, off)
+		sh.setApplying(true, off, base)
 		for {
 			next, err := applyJournal(ctx, sh.j, off, sh.idx, applyBatch, sh)
 			if err != nil {
 				if ctx.Err() != nil {
-					sh.setApplying(false, off)
+					sh.setApplying(false, off, base)
 					return
 				}
 				sh.log.Warn("shadow: applying the journal failed; retrying in 1s", "err", err)
 				select {
 				case <-sh.stop:
-					sh.setApplying(false, off)
+					sh.setApplying(false, off, base)
 					return
 				case <-time.After(time.Second):
 				}
@@ -444,24 +514,26 @@ func (sh *shadow) applyLoop() {
 				break // all applied; an append since has sent a notification
 			}
 			off = next
-			sh.setApplying(true, off)
+			sh.setApplying(true, off, base)
 		}
 		if off >= journalChunk { // all applied: start again at 0
 			done, err := sh.j.reset(off, true)
 			if err != nil {
 				sh.log.Warn("shadow: emptying the journal failed", "err", err)
 			}
-			if done {
-				off = 0
+			if done { // positions go on: base grows by what was emptied
+				base, off = base+off, 0
 			}
 		}
-		sh.setApplying(false, off)
+		sh.setApplying(false, off, base)
 	}
 }
 
-func (sh *shadow) setApplying(v bool, applied int64) {
+// setApplying records that the journal is applied up to offset applied
+// (position base+applied) and wakes the waiters.
+func (sh *shadow) setApplying(v bool, applied, base int64) {
 	sh.mu.Lock()
-	sh.applying, sh.appliedOff = v, applied
+	sh.applying, sh.appliedOff, sh.appliedPos = v, applied, base+applied
 	sh.mu.Unlock()
 	sh.idle.Broadcast()
 }

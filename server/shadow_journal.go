@@ -79,6 +79,10 @@ type journal struct {
 	alloc   int64 // the file's size
 	syncing bool  // a sync is in progress (mu not held)
 	err     error // a failed write or sync: the journal refuses appends
+	// base is the bytes of records emptied out by reset since the journal
+	// was opened: a record's position, which never goes back, is base plus
+	// its offset.
+	base int64
 
 	// notify wakes the applier after an append (capacity 1).
 	notify chan struct{}
@@ -211,8 +215,18 @@ func (j *journal) end() int64 {
 	return j.synced
 }
 
+// pos returns the position of the end of the durable records: base plus
+// end(). Unlike an offset it never goes back when the journal is emptied,
+// so positions taken at different times compare.
+func (j *journal) pos() int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.base + j.synced
+}
+
 // reset empties the journal if its records end at off (everything in it is
 // applied) and reports whether it did; with regrow it allocates room again.
+// Positions (pos) go on from where the emptied records ended.
 func (j *journal) reset(off int64, regrow bool) (bool, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -225,6 +239,7 @@ func (j *journal) reset(off int64, regrow bool) (bool, error) {
 	if err := j.f.Sync(); err != nil {
 		return false, fmt.Errorf("shadow journal %s: %w", j.path, err)
 	}
+	j.base += off
 	j.size, j.synced, j.alloc = 0, 0, 0
 	if regrow {
 		if err := j.grow(1); err != nil {

@@ -237,3 +237,34 @@ func TestShadowJournalAppliedAtNextStart(t *testing.T) {
 		}
 	}
 }
+
+// TestJournalPosGoesOn checks that a journal position never goes back when
+// the journal is emptied: a check queued before the reset waits for a
+// position the applier's (base+offset) reaches.
+func TestJournalPosGoesOn(t *testing.T) {
+	j, err := openJournal(filepath.Join(t.TempDir(), "j"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.close()
+	rec := []journalRecord{{op: opDelete, id: "a"}}
+	if err := j.appendRecords(rec); err != nil {
+		t.Fatal(err)
+	}
+	first := j.pos()
+	if first != j.end() || first == 0 {
+		t.Fatalf("pos %d, end %d; want equal and past 0 before any reset", first, j.end())
+	}
+	if done, err := j.reset(first, true); !done || err != nil {
+		t.Fatalf("reset: %v, %v; want done", done, err)
+	}
+	if got := j.pos(); got != first {
+		t.Errorf("pos after reset = %d; want %d (where the emptied records ended)", got, first)
+	}
+	if err := j.appendRecords(rec); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := j.pos(), first+j.end(); got != want || j.end() != first {
+		t.Errorf("pos after an append = %d (end %d); want %d", got, j.end(), want)
+	}
+}

@@ -39,6 +39,7 @@ type indexFlags struct {
 	bands, rows  int
 	probe        int
 	bucketCap    int
+	expectedDocs int64
 	cacheSize    string
 	sketch       sketchFlags
 	logger       *slog.Logger // for the index's reports (serve's log); nil: the default
@@ -56,6 +57,7 @@ func (f *indexFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.probe, "multi-probe", 0, "multi-probe level of a new index (0, 1 or 2)")
 	fs.IntVar(&f.bucketCap, "bucket-cap", 0, "most documents per bucket; postings past it are dropped and counted (default 1000, or the stored one; -1 unlimited)")
 	fs.StringVar(&f.cacheSize, "cache-size", "256MiB", "Pebble block cache")
+	fs.Int64Var(&f.expectedDocs, "expected-docs", 0, "with --sketch simhash, for a new index: the documents it is expected to hold; its blocks are chosen for them as dedup chooses, so that buckets stay under --bucket-cap (default: hamming+1 blocks, the fewest postings)")
 	f.sketch.AddFlags(fs)
 	// An index's postings are its tables: its default distance is the
 	// index's (4 tables), not dedup's.
@@ -103,8 +105,17 @@ func (f *indexFlags) options(fs *pflag.FlagSet) (index.Options, error) {
 		if changed("blocks") {
 			o.SimHash.Blocks = sim.Blocks
 		}
+		if changed("expected-docs") {
+			if changed("blocks") {
+				return o, usagef("--expected-docs chooses the blocks; give --blocks or --expected-docs, not both")
+			}
+			if f.expectedDocs < 1 {
+				return o, usagef("--expected-docs %d; want at least 1", f.expectedDocs)
+			}
+			o.SimHash.ExpectedDocs = f.expectedDocs
+		}
 	} else {
-		for _, n := range []string{"weight", "hamming", "blocks"} {
+		for _, n := range []string{"weight", "hamming", "blocks", "expected-docs"} {
 			if changed(n) {
 				return o, usagef("--%s: a simhash flag; add --sketch simhash (for an existing index, its stored sketch is used)", n)
 			}

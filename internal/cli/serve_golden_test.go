@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -112,22 +110,9 @@ func TestServeGoldenMatchesEvalScore(t *testing.T) {
 	}
 
 	// serve --golden: the gauges say the same.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	serveErr := &syncBuffer{}
-	served := make(chan int, 1)
-	go func() {
-		served <- Main(ctx, []string{"serve", "--data", idxDir, "--addr", addr, "--golden", truth, "--golden-corpus", corpusPath, "--golden-interval", "1h"},
-			IO{Out: &bytes.Buffer{}, Err: serveErr})
-	}()
+	srv := startServe(t, "--data", idxDir, "--golden", truth, "--golden-corpus", corpusPath, "--golden-interval", "1h")
 	gauges := func() map[string]float64 {
-		resp, err := http.Get("http://" + addr + "/metrics")
+		resp, err := http.Get(srv.url + "/metrics")
 		if err != nil {
 			return nil
 		}
@@ -145,7 +130,7 @@ func TestServeGoldenMatchesEvalScore(t *testing.T) {
 	var g map[string]float64
 	for g = gauges(); g["neardup_golden_last_run_timestamp_seconds"] == 0; g = gauges() {
 		if time.Now().After(deadline) {
-			t.Fatalf("no golden run on /metrics after 30 s\n%s", serveErr)
+			t.Fatalf("no golden run on /metrics after 30 s\n%s", srv.logs)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -153,11 +138,10 @@ func TestServeGoldenMatchesEvalScore(t *testing.T) {
 		g["neardup_golden_runs_total"] != 1 || g["neardup_golden_failures_total"] != 0 {
 		t.Errorf("/metrics: %v; want recall %v, precision %v, one run, no failure", g, wp.Recall, wp.Precision)
 	}
-	cancel()
-	if code := <-served; code != ExitOK {
-		t.Fatalf("serve: exit %d\n%s", code, serveErr)
+	if code := srv.stop(); code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", code, srv.logs)
 	}
-	if logs := serveErr.String(); !strings.Contains(logs, "msg=\"golden run\" index=primary") || !strings.Contains(logs, "golden_documents=360") {
+	if logs := srv.logs.String(); !strings.Contains(logs, "msg=\"golden run\" index=primary") || !strings.Contains(logs, "golden_documents=360") {
 		t.Errorf("serve's log lacks the golden run:\n%s", logs)
 	}
 }

@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bytes"
-	"context"
-	"net"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestServeMemoryIndex serves a new index in memory: documents checked in
@@ -24,29 +20,8 @@ func TestServeMemoryIndex(t *testing.T) {
 		}
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	serveErr := &syncBuffer{}
-	served := make(chan int, 1)
-	go func() {
-		served <- Main(ctx, []string{"serve", "--memory-index", "--threshold", "0.9", "--addr", addr}, IO{Out: &bytes.Buffer{}, Err: serveErr})
-	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", serveErr)
-		}
-	}
-	url := "http://" + addr
+	srv := startServe(t, "--memory-index", "--threshold", "0.9")
+	url := srv.url
 	text := "an entirely new document about the quick brown fox and the lazy dog by the river"
 	in := `{"id": "n1", "text": "` + text + `"}
 {"id": "n2", "text": "` + text + `"}
@@ -60,11 +35,10 @@ func TestServeMemoryIndex(t *testing.T) {
 	if code != ExitOK || !strings.Contains(stdout, `"status":"duplicate"`) || !strings.Contains(stdout, `"id":"n1"`) {
 		t.Fatalf("query: exit %d\n%s%s", code, stdout, stderr)
 	}
-	cancel()
-	if code := <-served; code != ExitOK {
-		t.Fatalf("serve: exit %d\n%s", code, serveErr)
+	if code := srv.stop(); code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", code, srv.logs)
 	}
-	if logs := serveErr.String(); !strings.Contains(logs, "threshold 0.9") {
+	if logs := srv.logs.String(); !strings.Contains(logs, "threshold 0.9") {
 		t.Errorf("serve's log does not name the index's threshold:\n%s", logs)
 	}
 }

@@ -2,10 +2,8 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -43,33 +41,8 @@ func TestIndexServeQueryCheck(t *testing.T) {
 		t.Errorf("serve without --data: exit %d; want 2", code)
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	var serveCode int
-	var serveErr bytes.Buffer
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		serveCode = Main(ctx, []string{"serve", "--data", dir, "--addr", addr, "--preload"}, IO{Out: &bytes.Buffer{}, Err: &serveErr})
-	}()
-	url := "http://" + addr
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if c, err := net.Dial("tcp", addr); err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve did not start: %s", serveErr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	srv := startServe(t, "--data", dir, "--preload")
+	url := srv.url
 
 	// The first article, queried, matches itself in the index.
 	var first struct{ ID, Text string }
@@ -108,10 +81,8 @@ func TestIndexServeQueryCheck(t *testing.T) {
 	if code, _, _ = runCLI(t, "x", "query", "--server", "http://127.0.0.1:1"); code != ExitFailure {
 		t.Errorf("query of no server: exit %d; want 1", code)
 	}
-	cancel()
-	wg.Wait()
-	if serveCode != ExitOK {
-		t.Errorf("serve after SIGINT-like cancel: exit %d\n%s", serveCode, serveErr.String())
+	if code := srv.stop(); code != ExitOK {
+		t.Errorf("serve after SIGINT-like cancel: exit %d\n%s", code, srv.logs)
 	}
 	if code, stdout, _ = runCLI(t, "", "index", "check", "--data", dir); code != ExitOK || !strings.Contains(stdout, "documents 1001") {
 		t.Errorf("index after serving: exit %d %s", code, stdout)
@@ -169,20 +140,8 @@ func TestServeRepackInterval(t *testing.T) {
 		}
 	}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	serveErr := &syncBuffer{}
-	served := make(chan int, 1)
-	go func() {
-		served <- Main(ctx, []string{"serve", "--data", dir, "--addr", addr, "--repack-interval", "50ms"}, IO{Out: &bytes.Buffer{}, Err: serveErr})
-	}()
-	url := "http://" + addr
+	srv := startServe(t, "--data", dir, "--repack-interval", "50ms")
+	url := srv.url
 	// moved returns neardup_index_repack_postings_total, or -1 while the
 	// server does not answer.
 	moved := func() float64 {
@@ -205,7 +164,7 @@ func TestServeRepackInterval(t *testing.T) {
 		deadline := time.Now().Add(20 * time.Second)
 		for !cond() {
 			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s\n%s", what, serveErr)
+				t.Fatalf("timed out waiting for %s\n%s", what, srv.logs)
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -222,11 +181,10 @@ func TestServeRepackInterval(t *testing.T) {
 		t.Fatalf("check: exit %d\n%s", code, stderr)
 	}
 	waitUntil("a repack to move postings", func() bool { return moved() > 0 })
-	cancel()
-	if code := <-served; code != ExitOK {
-		t.Fatalf("serve: exit %d\n%s", code, serveErr)
+	if code := srv.stop(); code != ExitOK {
+		t.Fatalf("serve: exit %d\n%s", code, srv.logs)
 	}
-	logs := serveErr.String()
+	logs := srv.logs.String()
 	if !strings.Contains(logs, "msg=repacked postings=") || !strings.Contains(logs, "repack_interval=50ms") {
 		t.Errorf("serve's log has no repack line:\n%s", logs)
 	}
