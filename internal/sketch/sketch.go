@@ -435,8 +435,8 @@ func minHashBucketKeys(params minhash.Params, bands lsh.Params, dst, scratch, si
 // the signature's slots as bucket keys, and minhash.Params.Similarity as the
 // estimate.
 type minHash struct {
-	spec   shingle.Spec
-	params minhash.Params
+	spec    shingle.Spec
+	params  minhash.Params
 	bands   lsh.Params
 	keyBits int      // Config.Keys
 	empty   []uint64 // the signature of a text without features
