@@ -285,6 +285,7 @@ type WideIterator struct {
 	heap  wideHeap
 	files []*os.File
 	runs  []string
+	last  Wide
 	err   error
 }
 
@@ -305,8 +306,13 @@ func (it *WideIterator) Next() (Wide, bool) {
 	default:
 		heap.Pop(&it.heap)
 	}
+	it.last = e
 	return e, true
 }
+
+// Last returns the entry Next returned last (the zero Wide before the
+// first).
+func (it *WideIterator) Last() Wide { return it.last }
 
 // Err returns the first error met while reading runs.
 func (it *WideIterator) Err() error { return it.err }
