@@ -49,7 +49,7 @@ type signer struct {
 	drift   drift.Distributions // of the documents this worker signed
 	band    bool                // make bucket keys (else they wait for the corpus size: bandFingerprints)
 	keys    []uint64
-	keyBits int // the sketch's bucket-key width (sketch.AppendKeyEntries)
+	keyBits int    // the sketch's bucket-key width (sketch.AppendKeyEntries)
 	base    uint32 // documents numbered before these records'
 	keepTx  bool   // keep texts (exact verification, stored signatures)
 	stored  bool   // signatures are read, not made (Options.Signatures): parse only
