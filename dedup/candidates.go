@@ -13,6 +13,85 @@ import (
 	"github.com/neardup/neardup/internal/sketch"
 )
 
+// entrySorter sorts the band-key entries (sketch.AppendKeyEntries): an
+// extsort.Sorter of key | document words for keys of at most 32 bits, an
+// extsort.WideSorter of (key, document) word pairs for wider keys.
+type entrySorter interface {
+	Add(words ...uint64) error
+	Len() int64
+	Runs() int
+	SpilledBytes() int64
+}
+
+// newEntrySorter returns the entrySorter of keys keyBits wide, holding at
+// most budget bytes of entries in memory (as much again for sorting).
+func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
+	if sketch.WideKeys(keyBits) {
+		return extsort.NewWide(dir, "entries", int(budget/16))
+	}
+	return extsort.New(dir, "entries", int(budget/8))
+}
+
+// entryStream yields the sorted entries as the Grouper takes them, key |
+// document with the key's high 32 bits (sketch.EntryBucket). With wide keys,
+// two keys equal in those bits are different buckets: brk reports the first
+// entry of such a key, before which the caller closes the open bucket.
+type entryStream struct {
+	narrow *extsort.Iterator
+	wide   *extsort.WideIterator
+	last   uint64 // the last wide key yielded
+	any    bool
+}
+
+func (r *run) entryStream() (*entryStream, error) {
+	switch s := r.entries.(type) {
+	case *extsort.WideSorter:
+		it, err := s.Iter()
+		return &entryStream{wide: it}, err
+	case *extsort.Sorter:
+		it, err := s.Iter(false)
+		return &entryStream{narrow: it}, err
+	}
+	panic(fmt.Sprintf("dedup: entry sorter %T", r.entries))
+}
+
+// next returns the next entry; ok is false at the end or on error.
+func (s *entryStream) next() (e uint64, ok bool) {
+	if s.narrow != nil {
+		return s.narrow.Next()
+	}
+	w, ok := s.wide.Next()
+	return w.Key&^(1<<sketch.EntryDocBits-1) | uint64(w.Doc), ok
+}
+
+// breaks reports whether entry e, about to go to the Grouper after the
+// entries it was given so far, opens a bucket whose key differs from the
+// last one's only below the high 32 bits (wide keys only). Call it only for
+// the entries passed on, so that an entry left out does not hide a break.
+func (s *entryStream) breaks() bool {
+	if s.wide == nil {
+		return false
+	}
+	k := s.wide.Last().Key
+	brk := s.any && k != s.last && k>>sketch.EntryDocBits == s.last>>sketch.EntryDocBits
+	s.last, s.any = k, true
+	return brk
+}
+
+func (s *entryStream) err() error {
+	if s.narrow != nil {
+		return s.narrow.Err()
+	}
+	return s.wide.Err()
+}
+
+func (s *entryStream) close() error {
+	if s.narrow != nil {
+		return s.narrow.Close()
+	}
+	return s.wide.Close()
+}
+
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
 func (r *run) candidates(ctx context.Context) error {
@@ -20,11 +99,11 @@ func (r *run) candidates(ctx context.Context) error {
 	defer r.bar.Finish()
 	r.rep.Spill.EntryRuns = r.entries.Runs()
 	r.rep.Spill.EntryBytes = r.entries.SpilledBytes()
-	it, err := r.entries.Iter(false)
+	it, err := r.entryStream()
 	if err != nil {
 		return err
 	}
-	defer it.Close()
+	defer it.close()
 
 	// Reference documents, numbered first, are never paired with each
 	// other (jobspec's rules).
@@ -47,6 +126,15 @@ func (r *run) candidates(ctx context.Context) error {
 		chunk, read = chunk[:0], 0
 		return sorter.Add(pairs...)
 	}
+	// brk closes the open bucket before an entry of another wide key with
+	// the same high 32 bits.
+	brk := func() error {
+		if err := flush(); err != nil {
+			return err
+		}
+		r.top.Close()
+		return sorter.Add(g.Flush(pairs[:0])...)
+	}
 	lateCopies := r.exact != nil && r.exact.lateCopies
 	// Documents made bad after signing (a repeated id) still have entries:
 	// they are left out here, so that they pair with nothing, as if they had
@@ -60,13 +148,18 @@ func (r *run) candidates(ctx context.Context) error {
 		}
 		return docOK
 	}
-	for v, ok := it.Next(); ok; v, ok = it.Next() {
+	for v, ok := it.next(); ok; v, ok = it.next() {
 		read++
 		if lateCopies && status(v) == docCopy {
 			continue // a copy found after signing: banded, but not paired
 		}
 		if dropped && status(v) == docBad {
 			continue
+		}
+		if it.breaks() {
+			if err := brk(); err != nil {
+				return err
+			}
 		}
 		chunk = append(chunk, v)
 		if len(chunk) == cap(chunk) {
@@ -78,7 +171,7 @@ func (r *run) candidates(ctx context.Context) error {
 			}
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err := it.err(); err != nil {
 		return err
 	}
 	if err := flush(); err != nil {

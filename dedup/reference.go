@@ -340,8 +340,8 @@ func (r *run) bandStored(ctx context.Context, st *jobspec.ReferenceSource, each 
 					empty := r.sketch.Empty(sig)
 					c.empty = append(c.empty, empty)
 					if !empty {
-						keys, scratch = r.sketch.AppendBucketKeys(keys[:0], scratch, sig)
-						c.entries = sketch.AppendEntries(c.entries, keys, c.first+uint32(i))
+						keys, scratch = r.sketch.AppendKeys(keys[:0], scratch, sig)
+						c.entries = sketch.AppendKeyEntries(c.entries, keys, c.first+uint32(i), r.sketch.KeyBits())
 					}
 				}
 				return c, nil

@@ -16,7 +16,6 @@ import (
 	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/dupid"
-	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/internal/sketch"
@@ -47,7 +46,7 @@ type run struct {
 	textsOn  bool            // a text record has been stored
 	sigs     *docstore.Store // packed signatures, unless sigMem holds them (under exact verification, of the reference documents only)
 	sigMem   []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
-	entries  *extsort.Sorter // (bucket key | document) entries
+	entries  entrySorter     // band-key entries (sketch.AppendKeyEntries)
 	exact    *exactPass      // the exact-duplicate pass, or nil
 
 	ref      refs            // reference documents (Options.Against)
@@ -211,7 +210,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	if r.sketch, err = r.job.Sketch.New(); err != nil {
 		return nil, err
 	}
-	r.entries = extsort.New(tmp, "entries", int(m/8/8))
+	r.entries = newEntrySorter(tmp, m/8, r.sketch.KeyBits())
 	if job.Verify == VerifyExact {
 		// Exact verification keeps the texts, and recomputes the
 		// signatures of the documents in candidate pairs from them (see

@@ -49,6 +49,7 @@ type signer struct {
 	drift   drift.Distributions // of the documents this worker signed
 	band    bool                // make bucket keys (else they wait for the corpus size: bandFingerprints)
 	keys    []uint64
+	keyBits int    // the sketch's bucket-key width (sketch.AppendKeyEntries)
 	base    uint32 // documents numbered before these records'
 	keepTx  bool   // keep texts (exact verification, stored signatures)
 	stored  bool   // signatures are read, not made (Options.Signatures): parse only
@@ -139,8 +140,8 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
 	if w.band {
-		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-		out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
+		w.keys = w.sk.AppendKeys(w.keys[:0], sigs[n:])
+		out.entries = sketch.AppendKeyEntries(out.entries, w.keys, w.base+uint32(rec.Index), w.keyBits)
 	}
 	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
@@ -338,7 +339,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	w := &signer{sk: sk, drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
 		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}

@@ -140,8 +140,8 @@ func (r *run) takeStoredDoc(s *signed, j int, idx int64, id, text []byte, words 
 			jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.file[j], s.line[j], id)
 	}
 	s.sigs = append(s.sigs, sig...)
-	st.keys = st.sk.AppendBucketKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])
-	s.entries = sketch.AppendEntries(s.entries, st.keys, r.ref.n+uint32(idx))
+	st.keys = st.sk.AppendKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])
+	s.entries = sketch.AppendKeyEntries(s.entries, st.keys, r.ref.n+uint32(idx), r.sketch.KeyBits())
 	return nil
 }
 

@@ -77,9 +77,12 @@ func (p *Plan) String() string {
 		pb := f(in.Background)
 		w("  false ≈ (N − 1 − %v)·P(%v) = %.4g × %.4g = %.4g", trim(in.Duplicates), in.Background, N-1-in.Duplicates, pb, (N-1-in.Duplicates)*pb)
 	}
-	w("  of which unequal bands sharing a %d-bit key: (N − 1)·b·2^-%d = %.3g", in.KeyBits, in.KeyBits, p.KeyCollisionsPerDoc)
-	if in.KeyBits > 32 {
-		w("  (dedup's batch driver keeps 32-bit keys: (N − 1)·b/2^32 = %.3g more, removed by verification)", p.DedupKeyCollisionsPerDoc)
+	kpd := p.Bands.KeysPerDoc()
+	w("  of which unequal bands sharing a %d-bit key: (N − 1)·B²·2^-%d = %.3g, B = %d keys/doc; %.3g accidental pairs in all (N·that/2)",
+		in.KeyBits, in.KeyBits, p.KeyCollisionsPerDoc, kpd, p.AccidentalPairs)
+	if in.KeyBits != 32 {
+		w("  at 32-bit keys (--key-bits 32, dedup before 0.12): (N − 1)·B²/2^32 = %.3g per doc, precision before verification %.4f",
+			p.Key32CollisionsPerDoc, p.Key32Precision)
 	}
 	w("precision before verification: %.4g / %.4g = %.4f; false-positive rate %.4f", p.TrueCandidatesPerDoc, p.CandidatesPerDoc, p.Precision, p.FalsePositiveRate)
 	w("estimator at the threshold: standard error √(P(1−P)/(k(1−c)²)) = %.4f, P = c + (1−c)·t; variance ×%.4f that of 64-bit slots",

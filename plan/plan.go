@@ -119,9 +119,13 @@ type Input struct {
 	// a document has, spread evenly over [Threshold, 1], when there is no
 	// Sample. Default 1.
 	Duplicates float64
-	// KeyBits is the width of a band key in the index: two documents whose
-	// bands differ still share a key with probability 2^−KeyBits. Default
-	// 64. (dedup's batch driver keeps 32 bits.)
+	// KeyBits is the width of a bucket key (neardup dedup's and
+	// neardup-beam's --key-bits, the index's band keys): two unequal band
+	// values share a key with probability 2^−KeyBits, and as every band of
+	// every document is keyed in one key space, a pair of documents with B
+	// keys each shares one by accident with probability 1 − (1 −
+	// 2^−KeyBits)^(B²). Default 64; 32 shows the batch drivers' width
+	// before issue 12.
 	KeyBits int
 	// K fixes the number of slots. Default 0: chosen from KLadder.
 	K int
@@ -270,11 +274,18 @@ type Plan struct {
 	// verification rejects.
 	FalsePositiveRate float64 `json:"false_positive_rate"`
 	// KeyCollisionsPerDoc is the part of CandidatesPerDoc due to unequal
-	// bands sharing a key of Input.KeyBits bits: (N − 1)·B·2^−KeyBits.
+	// bands sharing a key of Input.KeyBits bits: (N − 1)·(1 − (1 −
+	// 2^−KeyBits)^(B²)) ≈ (N − 1)·B²·2^−KeyBits, B the keys per document
+	// (lsh.Params.KeysPerDoc).
 	KeyCollisionsPerDoc float64 `json:"key_collisions_per_doc"`
-	// DedupKeyCollisionsPerDoc is what dedup's 32-bit batch keys would
-	// add instead: (N − 1)·B·2^−32 per document.
-	DedupKeyCollisionsPerDoc float64 `json:"dedup_key_collisions_per_doc"`
+	// AccidentalPairs is the expected number of such accidental candidate
+	// pairs in the corpus: N·KeyCollisionsPerDoc/2.
+	AccidentalPairs float64 `json:"accidental_pairs"`
+	// Key32CollisionsPerDoc and Key32Precision are KeyCollisionsPerDoc and
+	// Precision at 32-bit keys, the batch drivers' width before issue 12
+	// (--key-bits 32).
+	Key32CollisionsPerDoc float64 `json:"key32_collisions_per_doc"`
+	Key32Precision        float64 `json:"key32_precision_before_verification"`
 	// FPArea is the S-curve's false-positive area ∫₀ᵗ P(s) ds (uniform
 	// similarity prior, as lsh.Optimal weighs it).
 	FPArea float64 `json:"fp_area"`
@@ -397,12 +408,21 @@ func curve(p lsh.Params, bits, keyBits int) func(j float64) float64 {
 		c = math.Ldexp(1, -bits)
 	}
 	// A band whose values differ still shares the key with probability
-	// 2^-keyBits; over b bands, about b·2^-keyBits.
-	kc := -math.Expm1(float64(p.Bands) * math.Log1p(-math.Ldexp(1, -keyBits)))
+	// 2^-keyBits; every key of one document may meet every key of the
+	// other (one key space for all bands), B² chances.
+	kc := keyCollision(p, keyBits)
 	return func(j float64) float64 {
 		q := p.Probability(c + (1-c)*j)
 		return q + (1-q)*kc
 	}
+}
+
+// keyCollision is the probability that two documents with unrelated bands
+// share one of their B = p.KeysPerDoc() keys of keyBits bits by accident:
+// 1 − (1 − 2^−keyBits)^(B²).
+func keyCollision(p lsh.Params, keyBits int) float64 {
+	b := float64(p.KeysPerDoc())
+	return -math.Expm1(b * b * math.Log1p(-math.Ldexp(1, -keyBits)))
 }
 
 // varianceInflation is Var(b-bit estimator)/Var(64-bit) at similarity t.
@@ -439,7 +459,7 @@ func (in *Input) evaluate(d dist, p lsh.Params, k, bits int) evaluation {
 	if e.cand > 0 {
 		e.prec = e.trueCand / e.cand
 	}
-	e.keyCand = float64(in.Documents-1) * float64(p.Bands) * math.Ldexp(1, -in.KeyBits)
+	e.keyCand = float64(in.Documents-1) * keyCollision(p, in.KeyBits)
 	e.memPerDoc = sigBytes(k, bits) + int64(p.Bands)*in.entryBytes()
 	return e
 }
@@ -558,7 +578,9 @@ func Make(in Input) (*Plan, error) {
 	pl.CandidatesPerDoc, pl.TrueCandidatesPerDoc = e.cand, e.trueCand
 	pl.Precision, pl.FalsePositiveRate = e.prec, 1-e.prec
 	pl.KeyCollisionsPerDoc = e.keyCand
-	pl.DedupKeyCollisionsPerDoc = float64(in.Documents-1) * float64(best.p.Bands) * math.Ldexp(1, -32)
+	pl.AccidentalPairs = float64(in.Documents) * e.keyCand / 2
+	pl.Key32CollisionsPerDoc = float64(in.Documents-1) * keyCollision(best.p, 32)
+	pl.Key32Precision = e.trueCand / (e.cand - e.keyCand + pl.Key32CollisionsPerDoc)
 	pl.FPArea = best.p.FalsePositiveArea(in.Threshold)
 	pl.FNArea = best.p.FalseNegativeArea(in.Threshold)
 	mp := minhash.Params{K: best.k, Bits: best.bits}

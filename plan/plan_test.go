@@ -70,7 +70,13 @@ func TestWorkedPlan(t *testing.T) {
 	near("total bytes", float64(p.TotalBytes), 81.6e9, 0)
 	sb := 0.05 + 0.95/256
 	near("spurious candidates/doc", p.CandidatesPerDoc-p.TrueCandidatesPerDoc, (300e6-2)*(1-math.Pow(1-math.Pow(sb, 9), 12)), 1e-6)
-	near("dedup 32-bit key collisions/doc", p.DedupKeyCollisionsPerDoc, 0.838, 0.001)
+	// 12 keys a document, 144 key pairs a document pair, one key space.
+	near("32-bit key collisions/doc", p.Key32CollisionsPerDoc, (300e6-1)*144/math.Exp2(32), 1e-6)
+	near("64-bit key collisions/doc", p.KeyCollisionsPerDoc, (300e6-1)*144/math.Exp2(64), 1e-18)
+	near("accidental pairs", p.AccidentalPairs, 300e6*p.KeyCollisionsPerDoc/2, 1e-12)
+	if p.Key32Precision >= p.Precision {
+		t.Errorf("precision at 32-bit keys %v; want below the 64-bit %v", p.Key32Precision, p.Precision)
+	}
 	near("text MB/s", p.BytesPerSecond/1e6, 30, 1e-9)
 	near("signing cores", p.SignCores, 30e6/DefaultSignRate, 1e-12)
 	near("signing cores vs the write-up's 0.5 GB/s", p.SignCores, 0.06, 0.016)

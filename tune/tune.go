@@ -23,13 +23,18 @@ import (
 // pairs dedup finds.
 const docBits = sketch.EntryDocBits
 
+// keyBits is the width of the bucket keys: dedup's default
+// (sketch.DefaultKeyBits), whose entries are (key, document) pairs
+// (extsort.WideSorter).
+const keyBits = sketch.DefaultKeyBits
+
 // Bytes a posting takes where band keys are stored.
 const (
-	// DedupPostingBytes is a posting in dedup's batch driver: one uint64
-	// entry, the band key's high 32 bits above the document's 32-bit
-	// position (sketch.PackEntry). Sorting a run needs as much again as
-	// radix scratch.
-	DedupPostingBytes = 8
+	// DedupPostingBytes is a posting in dedup's batch driver: an entry of
+	// the 64-bit band key and the document's 32-bit position, 16 bytes in
+	// memory (extsort.Wide; 8 with --key-bits 32). Sorting a run needs as
+	// much again as radix scratch.
+	DedupPostingBytes = 16
 	// IndexPostingBytes is a posting in a bulk-built or repacked index:
 	// Rice-coded key gaps and fixed-width document numbers, about 4 bytes
 	// (index/doc.go: 4.0 measured on 1M documents). Postings inserted
@@ -200,10 +205,11 @@ func Run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, opts *
 	}
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(o.Memory))
 	// Half the budget for the entries, shared by the bandings, a quarter
-	// for the pairs of the bandings grouped at once; a value costs 16 bytes
-	// in an extsort.Sorter (itself and radix scratch).
+	// for the pairs of the bandings grouped at once; an entry costs 32
+	// bytes in an extsort.WideSorter, a pair 16 in an extsort.Sorter
+	// (themselves and sort scratch).
 	workers := min(o.Workers, len(bandings))
-	entryLimit := int(o.Memory / 2 / 16 / int64(len(bandings)))
+	entryLimit := int(o.Memory / 2 / 32 / int64(len(bandings)))
 	pairLimit := int(o.Memory / 4 / 16 / int64(workers))
 	return run(ctx, sigs, truth, o, bandings, entryLimit, pairLimit)
 }
@@ -223,7 +229,7 @@ func run(ctx context.Context, sigs *sigfile.Reader, truth *eval.PairFile, o *Opt
 
 	runs := make([]*bandingRun, len(bandings))
 	for i, p := range bandings {
-		runs[i] = &bandingRun{p: p, sorter: extsort.New(o.TempDir, fmt.Sprintf("tune-entries-%d", i), entryLimit)}
+		runs[i] = &bandingRun{p: p, sorter: extsort.NewWide(o.TempDir, fmt.Sprintf("tune-entries-%d", i), entryLimit)}
 	}
 	defer func() {
 		for _, r := range runs {
@@ -460,7 +466,7 @@ type bandingRun struct {
 	p       lsh.Params
 	keys    []uint64
 	entries []uint64
-	sorter  *extsort.Sorter
+	sorter  *extsort.WideSorter
 
 	candidates int64
 	metrics    lsh.CandidateMetrics
@@ -473,7 +479,7 @@ func (r *bandingRun) add(bt *batch, k int) error {
 	e := r.entries[:0]
 	for i, d := range bt.docs {
 		r.keys = r.p.AppendKeys(r.keys[:0], bt.slots[i*k:(i+1)*k])
-		e = lsh.AppendEntries(e, r.keys, d, docBits)
+		e = sketch.AppendKeyEntries(e, r.keys, d, keyBits)
 		if len(e) >= flushEntries {
 			if err := r.sorter.Add(e...); err != nil {
 				return err
@@ -490,7 +496,7 @@ func (r *bandingRun) add(bt *batch, k int) error {
 // pairLimit values), counts them and marks the truth pairs among them: the
 // steps of dedup's candidate stage (dedup/candidates.go).
 func (r *bandingRun) group(ctx context.Context, bucketCap int, tmp string, pairLimit int, tp []truthDocPair) error {
-	it, err := r.sorter.Iter(false)
+	it, err := r.sorter.Iter()
 	r.sorter = nil
 	if err != nil {
 		return err
@@ -522,17 +528,27 @@ func (r *bandingRun) group(ctx context.Context, bucketCap int, tmp string, pairL
 		chunk = chunk[:0]
 		return pairsSorter.Add(pairs...)
 	}
-	const keyMask = ^uint64(1<<docBits - 1)
-	for v, ok := it.Next(); ok; v, ok = it.Next() {
+	var lastDoc uint32
+	for w, ok := it.Next(); ok; w, ok = it.Next() {
 		switch {
-		case size == 0 || v&keyMask != last&keyMask:
+		case size == 0 || w.Key != last:
+			if size > 0 && w.Key>>docBits == last>>docBits {
+				// Another key with the same high 32 bits, which the
+				// Grouper's entries hold: close its bucket (as dedup does).
+				if err := flush(); err != nil {
+					return err
+				}
+				if err := pairsSorter.Add(g.Flush(pairs[:0])...); err != nil {
+					return err
+				}
+			}
 			size = 1
-		case v != last: // an entry repeated (two bands of a document sharing 32 key bits) is one member
+		case w.Doc != lastDoc: // an entry repeated (two bands of a document sharing a key) is one member
 			size++
 		}
-		last = v
+		last, lastDoc = w.Key, w.Doc
 		r.largest = max(r.largest, size)
-		chunk = append(chunk, v)
+		chunk = append(chunk, w.Key&^(1<<docBits-1)|uint64(w.Doc))
 		if len(chunk) == cap(chunk) {
 			if err := ctx.Err(); err != nil {
 				return err
@@ -574,9 +590,7 @@ func (r *bandingRun) group(ctx context.Context, bucketCap int, tmp string, pairL
 // close removes the runs of a banding that never reached group.
 func (r *bandingRun) close() {
 	if r.sorter != nil {
-		if it, err := r.sorter.Iter(false); err == nil {
-			it.Close()
-		}
+		r.sorter.Close()
 		r.sorter = nil
 	}
 }

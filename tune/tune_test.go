@@ -157,13 +157,13 @@ func bruteForce(c *corpus, p lsh.Params, bucketCap int) brute {
 			continue
 		}
 		for _, k := range p.AppendKeys(nil, s) {
-			hk := k >> 32
+			hk := k // dedup's bucket key: the whole 64-bit band key (sketch.DefaultKeyBits)
 			g := groups[hk]
 			if len(g) == 0 {
 				order = append(order, hk)
 			}
 			if len(g) > 0 && g[len(g)-1] == uint32(d) {
-				continue // two bands of one document sharing 32 key bits
+				continue // two bands of one document sharing a key
 			}
 			groups[hk] = append(g, uint32(d))
 		}
@@ -278,7 +278,7 @@ func TestCountsAgainstBruteForce(t *testing.T) {
 		if wp := float64(len(found)) / float64(len(want.pairs)); got.Pairs.Precision != wp || got.Pairs.Predicted != int64(len(want.pairs)) {
 			t.Errorf("%s: precision %v of %d predicted; want %v of %d", got.Label, got.Pairs.Precision, got.Pairs.Predicted, wp, len(want.pairs))
 		}
-		if got.Postings != nonEmpty*int64(p.KeysPerDoc()) || got.DedupBytes != 8*got.Postings || got.IndexBytes != 4*got.Postings {
+		if got.Postings != nonEmpty*int64(p.KeysPerDoc()) || got.DedupBytes != DedupPostingBytes*got.Postings || got.IndexBytes != 4*got.Postings {
 			t.Errorf("%s: postings %d (%d B, %d B); want %d·%d", got.Label, got.Postings, got.DedupBytes, got.IndexBytes, nonEmpty, p.KeysPerDoc())
 		}
 		if wr := eval.SCurve(p, 8)(threshold); got.RecallAtThreshold != wr {

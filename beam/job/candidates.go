@@ -56,13 +56,13 @@ func topLargest(l []LargeBucket) []LargeBucket {
 
 // Band-key entries travel in batches: a partition of the bucket-key space
 // (the top bits of the bucket key) and the packed entries of one split that
-// fall in it, 12 bytes each (4-byte bucket key, 8-byte document ord). One shuffled
+// fall in it, each the bucket key's high bytes (keyBytes: 8 for the default
+// 64-bit keys, 4 for 32) and the 8-byte document ord. One shuffled
 // record per batch instead of per entry saves the per-record overhead of the
 // shuffle (bytes and CPU), and the reducer of a partition does what dedup
 // does with a sorted run: radix-sort the entries and stream them through an
 // lsh.Grouper. Every bucket lies whole in one partition.
 const (
-	entryBytes = bucketKeyBytes + 8
 	// batchEntries is the size at which a partition's batch is sent
 	// (768 KiB), and splitEntries the entries a split buffers in all (96
 	// MiB) before it sends every batch.
@@ -72,36 +72,55 @@ const (
 	MaxPartitions = 1 << 16
 )
 
-// bucketKeyBytes is the width of a bucket key in a batch.
-const bucketKeyBytes = 4
+// keyBytes is the width of a bucket key of keyBits bits (sketch.Sketch.KeyBits)
+// in a batch: its high ⌈keyBits/8⌉ bytes, the rest being zero.
+func keyBytes(keyBits int) int { return (keyBits + 7) / 8 }
 
-// Bucket keys travel as uint32: they must be the sketch's bucket keys, no wider. Both
-// arrays have length 0 only when the widths agree.
-var (
-	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
-	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
-)
+// putKey appends the high n bytes of key (in place) to buf, little-endian.
+func putKey(buf []byte, key uint64, n int) []byte {
+	v := key >> (64 - 8*n)
+	for range n {
+		buf = append(buf, byte(v))
+		v >>= 8
+	}
+	return buf
+}
 
-// partitionOf returns the partition of a bucket key among 1<<bits.
-func partitionOf(key32 uint32, bits uint) int {
-	return int(uint64(key32) >> (sketch.BucketKeyBits - bits))
+// getKey reads a key of n bytes written by putKey, in place.
+func getKey(b []byte, n int) uint64 {
+	var v uint64
+	for i := n - 1; i >= 0; i-- {
+		v = v<<8 | uint64(b[i])
+	}
+	return v << (64 - 8*n)
+}
+
+// partitionOf returns the partition of a bucket key (in place) among
+// 1<<bits: its top bits.
+func partitionOf(key uint64, bits uint) int {
+	if bits == 0 {
+		return 0
+	}
+	return int(key >> (64 - bits))
 }
 
 // batcher collects a split's entries into per-partition batches.
 type batcher struct {
-	bits  uint
-	bufs  map[int][]byte
-	total int
-	emit  func(int, []byte)
+	bits     uint
+	keyBytes int // keyBytes of the sketch's key width
+	bufs     map[int][]byte
+	total    int
+	emit     func(int, []byte)
 }
 
-func (b *batcher) add(key32 uint32, o uint64) {
-	p := partitionOf(key32, b.bits)
+func (b *batcher) add(key uint64, o uint64) {
+	p := partitionOf(key, b.bits)
+	entryBytes := b.keyBytes + 8
 	buf := b.bufs[p]
 	if buf == nil {
 		buf = make([]byte, 0, min(batchEntries, 1024)*entryBytes)
 	}
-	buf = binary.LittleEndian.AppendUint32(buf, key32)
+	buf = putKey(buf, key, b.keyBytes)
 	buf = binary.LittleEndian.AppendUint64(buf, o)
 	b.bufs[p] = buf
 	b.total++
@@ -129,15 +148,19 @@ func (b *batcher) flush() {
 
 // bucketFn turns one partition of band-key entries into candidate pairs.
 // Its documents are numbered 0…n−1 in document order, and the entries
-// sketch.PackEntry(key, number) sorted and streamed through an lsh.Grouper:
+// sketch.PackEntry(key, number) sorted and streamed through an lsh.Grouper
+// (keys wider than 32 bits by their rank among the partition's distinct
+// keys, which sorts as they do):
 // as in dedup, every bucket (documents sharing a bucket key) of at
 // most Cap documents yields all its pairs, a larger one links every member to
 // its lowest. The numbering keeps document order, so the rules apply
 // unchanged.
 type bucketFn struct {
-	Cap int
+	Cap      int
+	KeyBytes int // keyBytes of the sketch's key width
 
-	keys    []uint32
+	keys    []uint64
+	ukeys   []uint64 // with wide keys: the partition's distinct keys, ascending
 	ords    []uint64
 	uniq    []uint64
 	entries []uint64
@@ -157,9 +180,18 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	f.keys, f.ords = f.keys[:0], f.ords[:0]
 	var b []byte
 	for batches(&b) {
+		entryBytes := f.KeyBytes + 8
 		for ; len(b) >= entryBytes; b = b[entryBytes:] {
-			f.keys = append(f.keys, binary.LittleEndian.Uint32(b))
-			f.ords = append(f.ords, binary.LittleEndian.Uint64(b[4:]))
+			f.keys = append(f.keys, getKey(b, f.KeyBytes))
+			f.ords = append(f.ords, binary.LittleEndian.Uint64(b[f.KeyBytes:]))
+		}
+	}
+	wide := f.KeyBytes > sketch.BucketKeyBits/8
+	if wide {
+		f.ukeys = append(f.ukeys[:0], f.keys...)
+		f.ukeys, f.scratch = lsh.SortUnique(f.ukeys, f.scratch)
+		if len(f.ukeys) > 1<<sketch.BucketKeyBits {
+			return fmt.Errorf("partition %d holds more than 2^%d distinct keys: use more partitions", part, sketch.BucketKeyBits)
 		}
 	}
 	f.uniq = append(f.uniq[:0], f.ords...)
@@ -170,7 +202,12 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	f.entries = f.entries[:0]
 	for i, k := range f.keys {
 		n, _ := slices.BinarySearch(f.uniq, f.ords[i])
-		f.entries = append(f.entries, sketch.PackEntry(uint64(k), uint32(n)))
+		if wide {
+			r, _ := slices.BinarySearch(f.ukeys, k)
+			f.entries = append(f.entries, sketch.PackEntry(uint64(r), uint32(n)))
+			continue
+		}
+		f.entries = append(f.entries, k|uint64(n))
 	}
 	f.scratch = lsh.SortEntries(f.entries, f.scratch, sketch.EntryDocBits)
 
@@ -197,7 +234,7 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
 		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
 	for _, lb := range m.Largest {
-		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: lb.Key, First: f.uniq[lb.First]})
+		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: f.key(lb.Key), First: f.uniq[lb.First]})
 	}
 	st.Top = f.top()
 	f.stats = f.stats.merge(st)
@@ -213,9 +250,19 @@ func (f *bucketFn) top() []LargeBucket {
 	t.Add(f.entries)
 	var top []LargeBucket
 	for _, b := range t.Buckets() {
-		top = append(top, LargeBucket{Size: b.Size, Key: b.Key, First: f.uniq[b.First]})
+		top = append(top, LargeBucket{Size: b.Size, Key: f.key(b.Key), First: f.uniq[b.First]})
 	}
 	return top
+}
+
+// key returns the LargeBucket.Key of an entry's key bits: the bucket key's
+// high 32 bits in place, what neardup dedup's report lists (with wide keys,
+// the entry holds the key's rank).
+func (f *bucketFn) key(e uint64) uint64 {
+	if f.KeyBytes > sketch.BucketKeyBits/8 {
+		e = f.ukeys[sketch.EntryBucket(e)]
+	}
+	return e &^ (1<<sketch.EntryDocBits - 1)
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.

@@ -489,7 +489,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 	if c.simHashJob() {
 		rawPairs, bucketStats, simFirstIDs = buildSimHashCandidates(s, c, entries, splitStats)
 	} else {
-		rawPairs, bucketStats = beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap}, beam.GroupByKey(cand, entries))
+		rawPairs, bucketStats = beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap, KeyBytes: keyBytes(c.Job.Sketch.Keys())}, beam.GroupByKey(cand, entries))
 	}
 	pairs, candCounts := beam.ParDo2(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
 

@@ -459,6 +459,12 @@ func TestVariants(t *testing.T) {
 		{"khash-k64-bits16", good, dedup.Options{Params: minhash.Params{K: 64, Scheme: minhash.KHash, Bits: 16, Seed: 9}, Threshold: 0.7}, job.Options{SingleFile: true}},
 		{"char5-estimate", good, dedup.Options{Spec: mustSpec(t, "char:5"), Verify: dedup.VerifyEstimate}, job.Options{SingleFile: true}},
 		{"skip-bad", bad, dedup.Options{Corpus: corpus.Options{SkipBad: true, MaxRecordBytes: 20000}, Keep: longest}, job.Options{SingleFile: true, Partitions: 2}},
+		// Bucket key widths: the old 32 bits; 8 bits under no verification,
+		// so that the accidental buckets (and capped ones) reach the outputs
+		// and both drivers must find the same; a wide key of 5 bytes.
+		{"key-bits-32-sharded", good, dedup.Options{KeyBits: 32}, job.Options{ShardLines: 40, Partitions: 16}},
+		{"key-bits-8-none-cap10", good, dedup.Options{KeyBits: 8, Verify: dedup.VerifyNone, BucketCap: 10}, job.Options{SingleFile: true, Partitions: 4}},
+		{"key-bits-40-estimate", good, dedup.Options{KeyBits: 40, Verify: dedup.VerifyEstimate}, job.Options{SingleFile: true, Partitions: 8}},
 		{"simhash", good, dedup.Options{Sketch: sketch.SimHash, Threshold: 0.7}, job.Options{SingleFile: true, Partitions: 8}},
 		{"simhash-k3-none-cap5-sharded", good, dedup.Options{Sketch: sketch.SimHash, SimHash: dedup.SimHashOptions{Hamming: 3, Blocks: 5},
 			Verify: dedup.VerifyNone, BucketCap: 5, Keep: field}, job.Options{ShardLines: 25, Partitions: 4}},

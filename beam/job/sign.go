@@ -102,11 +102,10 @@ func (k *sketcher) sign(text []byte) bool {
 	return !empty
 }
 
-// bucketKeys returns the bucket keys of the signature just made
-// (sketch.BucketKeyBits wide: they shuffle in 5 bytes rather than 10, as
-// Beam writes integers as varints).
+// bucketKeys returns the bucket keys of the signature just made, in place
+// (sketch.Sketcher.AppendKeys).
 func (k *sketcher) bucketKeys() []uint64 {
-	k.keys = k.AppendBucketKeys(k.keys[:0], k.sig)
+	k.keys = k.AppendKeys(k.keys[:0], k.sig)
 	return k.keys
 }
 
@@ -123,7 +122,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		return err
 	}
 	st := SplitStats{Split: sp.Index, LastLocal: -1, Drift: drift.NewDistributions()}
-	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
+	batches := &batcher{bits: f.C.PartitionBits, keyBytes: keyBytes(f.C.Job.Sketch.Keys()), bufs: map[int][]byte{}, emit: emit}
 	var sigs *sigWriter
 	if f.C.SignaturesOut != "" {
 		if sigs, err = newSigWriter(ctx, &f.C, sp.Index); err != nil {
@@ -169,7 +168,7 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 			return true, nil
 		}
 		for _, key := range k.bucketKeys() {
-			batches.add(uint32(key), o)
+			batches.add(key, o)
 		}
 		return true, nil
 	})

@@ -28,7 +28,7 @@ import (
 
 const (
 	fpBytes       = 16                 // ord, fingerprint
-	simEntryBytes = entryBytes + 8     // key, ord, fingerprint
+	simEntryBytes = 4 + 8 + 8          // key (sketch.BucketKeyBits), ord, fingerprint
 	simBatch      = batchEntries       // entries a partition's batch holds before it is sent
 	simSplitBatch = 64 << 10           // fingerprints a split sends at a time
 	_             = simEntryBytes - 20 // 4 + 8 + 8
@@ -107,7 +107,7 @@ func (f *simEntriesFn) ProcessElement(_ int, fps []byte, n int64, emit func(int,
 		o, fp := binary.LittleEndian.Uint64(fps), binary.LittleEndian.Uint64(fps[8:])
 		keys = f.sk.AppendBucketKeys(keys[:0], []uint64{fp})
 		for _, k := range keys {
-			p := partitionOf(uint32(k), f.C.PartitionBits)
+			p := partitionOf(k<<sketch.EntryDocBits, f.C.PartitionBits)
 			buf := binary.LittleEndian.AppendUint32(bufs[p], uint32(k))
 			buf = binary.LittleEndian.AppendUint64(buf, o)
 			bufs[p] = binary.LittleEndian.AppendUint64(buf, fp)

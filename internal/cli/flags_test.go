@@ -57,7 +57,7 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing")
 	checkEveryFlag(t, "dedup", []string{"-q", "-o", t.TempDir()}, badValues{
 		"out": {sample}, "threshold": {"0", "1", "-0.1", "NaN"}, "recall": {"0", "1", "1.5"}, "bands": {"-1", "4"}, "rows": {"-2", "3"},
-		"multi-probe": {"-1", "3"}, "bucket-cap": {"0", "1", "-1", "1000000"}, "verify": {"maybe"}, "cluster": {"ring"},
+		"multi-probe": {"-1", "3"}, "key-bits": {"-1", "7", "65"}, "bucket-cap": {"0", "1", "-1", "1000000"}, "verify": {"maybe"}, "cluster": {"ring"},
 		"keep": {"last"}, "workers": {"-1", "100000"}, "memory": {"0", "1e30GiB", "-4GiB", "1MiB", "x"}, "tmp-dir": {missing},
 		"quiet": {}, "golden": {missing}, "shingle": {"word:0"}, "scheme": {"nope"}, "num-perm": {"0", "-3"}, "bits": {"0", "7"},
 		"seed": {"-1"}, "key-file": {missing, sample}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
@@ -76,7 +76,7 @@ func TestDedupSimHashFlagsRefused(t *testing.T) {
 	for _, args := range [][]string{
 		{"--weight", "bm25"}, {"--hamming", "9"}, {"--hamming", "-1"}, {"--blocks", "-1"}, {"--blocks", "3", "--hamming", "3"},
 		{"--blocks", "17"}, {"--num-perm", "64"}, {"--scheme", "khash"}, {"--bits", "16"}, {"--seed", "3"},
-		{"--bands", "4", "--rows", "4"}, {"--multi-probe", "1"}, {"--verify", "estimate"},
+		{"--bands", "4", "--rows", "4"}, {"--multi-probe", "1"}, {"--key-bits", "32"}, {"--verify", "estimate"},
 	} {
 		all := append([]string{"dedup", "-q", "-o", dir, "--sketch", "simhash"}, args...)
 		code, _, stderr := runCLI(t, "", append(all, sample)...)

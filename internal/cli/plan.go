@@ -59,7 +59,7 @@ func (o *planOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.Float64Var(&o.rate, "docs-per-second", 0, "ingestion rate to sustain, for the throughput lines")
 	fs.Float64Var(&o.background, "background", plan.DefaultBackground, "without --sample: Jaccard similarity assumed for unrelated pairs")
 	fs.Float64Var(&o.duplicates, "duplicates", plan.DefaultDuplicates, "without --sample: near-duplicate partners per document")
-	fs.IntVar(&o.keyBits, "key-bits", plan.DefaultKeyBits, "bits of a band key in the index")
+	fs.IntVar(&o.keyBits, "key-bits", plan.DefaultKeyBits, "bits of a bucket key: dedup, neardup-beam and the index (32: the batch drivers before 0.12)")
 	fs.IntVar(&o.k, "num-perm", 0, "fix k, the signature slots (default: chosen)")
 	fs.IntVar(&o.bits, "bits", 0, "fix the bits per slot: 64, 32, 16, 8, 4, 2 or 1 (default: chosen)")
 	fs.StringVar(&o.scheme, "scheme", "oph", "signature scheme: oph or khash")

@@ -283,6 +283,7 @@ type Dedup struct {
 	Bands     int     // --bands: LSH bands, with Rows; default 0 (chosen from Threshold and Recall)
 	Rows      int     // --rows: rows per band, with Bands; default 0
 	Probe     int     // --multi-probe: rows in which a band may differ and still match, 0, 1 or 2; default 0
+	KeyBits   int     // --key-bits: bucket key width (minhash); default 0 (sketch.DefaultKeyBits, 64), range sketch.MinKeyBits..64
 	BucketCap int     // --bucket-cap: largest bucket paired in full, in documents; default lsh.DefaultCap (1000), range 2 to lsh.MaxCap
 	Verify    string  // --verify: exact, estimate or none; default "exact"
 	Cluster   string  // --cluster: components or star; default "components"
@@ -319,6 +320,7 @@ func (f *Dedup) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.Bands, "bands", 0, "LSH bands (with --rows; default: chosen from --threshold and --recall)")
 	fs.IntVar(&f.Rows, "rows", 0, "LSH rows per band (with --bands)")
 	fs.IntVar(&f.Probe, "multi-probe", 0, "also match bands that differ in up to this many rows (0, 1 or 2)")
+	fs.IntVar(&f.KeyBits, "key-bits", 0, fmt.Sprintf("bucket key width in bits, %d to 64 (default %d; 32 was the width before 0.12; minhash only)", sketch.MinKeyBits, sketch.DefaultKeyBits))
 	fs.IntVar(&f.BucketCap, "bucket-cap", lsh.DefaultCap, fmt.Sprintf("largest bucket paired in full (2 to %d); larger ones link to one member", lsh.MaxCap))
 	fs.StringVar(&f.Verify, "verify", "exact", "candidate check: exact (Jaccard of the feature sets), estimate (signatures) or none")
 	fs.StringVar(&f.Cluster, "cluster", "components", "grouping: components (union-find) or star (every member ≥ threshold to the kept document)")
@@ -412,9 +414,15 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 		return nil, err
 	}
 	opts := &jobspec.Options{Corpus: c, Spec: spec, Params: params, Threshold: f.Threshold, Recall: f.Recall,
-		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim,
+		BucketCap: f.BucketCap, KeyBits: f.KeyBits, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim,
 		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass,
 		Against: f.Against, Signatures: f.Signatures, SignaturesOut: f.SignaturesOut}
+	if err := sketch.CheckKeyBits(f.KeyBits); err != nil {
+		return nil, flagError("key-bits", f.KeyBits, err)
+	}
+	if kind == sketch.SimHash && f.KeyBits != 0 {
+		return nil, fmt.Errorf("--key-bits %d: %w: bucket key widths are minhash's; simhash's keys are its tables'", f.KeyBits, jobspec.ErrInvalidOptions)
+	}
 	if kind == sketch.SimHash && (f.Bands != 0 || f.Rows != 0 || f.Probe != 0) {
 		return nil, fmt.Errorf("--bands %d --rows %d --multi-probe %d: %w: LSH bands are minhash's; simhash's candidates are the pairs within --hamming bits", f.Bands, f.Rows, f.Probe, jobspec.ErrInvalidOptions)
 	}

@@ -65,7 +65,7 @@ func (o *Options) Job() (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	j.Sketch = sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands}
+	j.Sketch = sketch.Config{Spec: c.Spec, Params: c.Params, Bands: bands, KeyBits: c.KeyBits}
 	return j, nil
 }
 

@@ -151,6 +151,11 @@ type Options struct {
 	// Bands, when set (Bands.Bands > 0), fixes the banding instead.
 	// Default: chosen from Threshold, Params.K and Recall (see Banding).
 	Bands lsh.Params
+	// KeyBits is the width of MinHash's bucket keys (sketch.Config.KeyBits),
+	// in bits. Default 0: sketch.DefaultKeyBits (64); range
+	// sketch.MinKeyBits..64; 32 is the width before issue 12. Must be 0
+	// under SimHash.
+	KeyBits int
 	// BucketCap is the largest LSH bucket whose members are all paired;
 	// larger (boilerplate) buckets link members to one representative.
 	// Default lsh.DefaultCap (1,000 documents); range 2 to lsh.MaxCap.
@@ -383,6 +388,12 @@ func (o *Options) Validate() error {
 		if err := checkBanding(o.Bands, o.Params.K); err != nil {
 			return err
 		}
+	}
+	if err := sketch.CheckKeyBits(o.KeyBits); err != nil {
+		return err
+	}
+	if o.KeyBits != 0 && o.Sketch == sketch.SimHash {
+		return fmt.Errorf("%w: key bits %d are MinHash's; SimHash's keys are its tables' (%d bits)", ErrInvalidOptions, o.KeyBits, sketch.BucketKeyBits)
 	}
 	if o.Verify > VerifyNone {
 		return fmt.Errorf("%w: verify %d", ErrInvalidOptions, o.Verify)

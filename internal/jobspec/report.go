@@ -94,6 +94,7 @@ type Config struct {
 	Bands             int     `json:"bands"`              // LSH bands used; 0 for SimHash
 	Rows              int     `json:"rows"`               // rows (slots) per band; 0 for SimHash
 	Probe             int     `json:"probe"`              // multi-probe rows per band; 0 for none
+	KeyBits           int     `json:"key_bits"`           // bucket key width, sketch.Config.Keys: 64 by default, 32 before issue 12 and for SimHash
 	// SimHash holds a SimHash run's weighting, distance and tables; absent
 	// for MinHash.
 	SimHash     *SimHashConfig `json:"simhash,omitempty"`
@@ -339,7 +340,7 @@ func (rep *Report) SetSketch(j *Job) {
 	params, fp := s.ParamsString()
 	c.Spec, c.SpecFingerprint = s.Spec.String(), fmt.Sprintf("%016x", s.Spec.Fingerprint())
 	c.Params, c.ParamsFingerprint = params, fmt.Sprintf("%016x", fp)
-	c.Bands, c.Rows, c.Probe = s.Bands.Bands, s.Bands.Rows, s.Bands.Probe
+	c.Bands, c.Rows, c.Probe, c.KeyBits = s.Bands.Bands, s.Bands.Rows, s.Bands.Probe, s.Keys()
 	c.Sketch, c.SimHash = "", nil
 	if s.Kind == sketch.SimHash {
 		c.Sketch = s.Kind.String()
@@ -392,6 +393,14 @@ func (t *TopBuckets) Add(entries []uint64) {
 		}
 		t.last = e
 	}
+}
+
+// Close closes the open bucket: the next entry opens a new one, whatever
+// its key (a driver whose keys are wider than an entry's says so between
+// two keys equal in the entry's bits).
+func (t *TopBuckets) Close() {
+	t.close()
+	t.started = false
 }
 
 // Buckets closes the last bucket and returns the largest shared buckets, by

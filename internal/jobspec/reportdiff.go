@@ -165,13 +165,22 @@ func DiffReports(old, new *Report) (ReportDiff, error) {
 	}{
 		{"spec", oc.Spec, nc.Spec}, {"params", oc.Params, nc.Params}, {"threshold", oc.Threshold, nc.Threshold},
 		{"bands", oc.Bands, nc.Bands}, {"rows", oc.Rows, nc.Rows}, {"probe", oc.Probe, nc.Probe},
-		{"bucket_cap", oc.BucketCap, nc.BucketCap}, {"verify", oc.Verify, nc.Verify},
+		{"key_bits", keyBits(oc), keyBits(nc)}, {"bucket_cap", oc.BucketCap, nc.BucketCap}, {"verify", oc.Verify, nc.Verify},
 	} {
 		if f.old != f.new {
 			d.Config = append(d.Config, fmt.Sprintf("%s %v → %v", f.name, f.old, f.new))
 		}
 	}
 	return d, nil
+}
+
+// keyBits is a report's bucket key width: Config.KeyBits, or 32 for a report
+// written before it was recorded (issue 12), whose keys were 32 bits.
+func keyBits(c Config) int {
+	if c.KeyBits == 0 {
+		return 32
+	}
+	return c.KeyBits
 }
 
 // isZero reports a histogram neither bins nor counts: one a report lacks.

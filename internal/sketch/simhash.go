@@ -194,6 +194,20 @@ func (m *simHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint
 	return simHashBucketKeys(m.layout, dst, scratch, sig)
 }
 
+// KeyBits is BucketKeyBits: SimHash's keys are its layout's.
+func (m *simHash) KeyBits() int { return BucketKeyBits }
+
+// AppendKeys is AppendBucketKeys with the keys in place (shifted up by
+// EntryDocBits), as Sketch.AppendKeys says.
+func (m *simHash) AppendKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
+	n := len(dst)
+	dst, scratch = m.AppendBucketKeys(dst, scratch, sig)
+	for i := n; i < len(dst); i++ {
+		dst[i] <<= EntryDocBits
+	}
+	return dst, scratch
+}
+
 // Empty reports the fingerprint of a text without features, 0 (which a text
 // with features has with probability about 2^−64).
 func (m *simHash) Empty(sig []uint64) bool { return len(sig) == 1 && sig[0] == 0 }
@@ -255,6 +269,11 @@ func (k *simHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 
 func (k *simHashSketcher) AppendBucketKeys(dst, sig []uint64) []uint64 {
 	dst, k.scratch = k.m.AppendBucketKeys(dst, k.scratch, sig)
+	return dst
+}
+
+func (k *simHashSketcher) AppendKeys(dst, sig []uint64) []uint64 {
+	dst, k.scratch = k.m.AppendKeys(dst, k.scratch, sig)
 	return dst
 }
 

@@ -69,6 +69,58 @@ const (
 	EntryDocBits = 64 - BucketKeyBits
 )
 
+// Key widths. A batch driver (dedup, neardup-beam) groups by a bucket key of
+// Sketch.KeyBits bits, the band key's high bits in place (low bits zero):
+// 64 by default for MinHash, where 32 would let unequal bands share a key
+// with probability 2^−32 and, at N documents of B keys each, add about
+// B²·N²/2^33 accidental candidate pairs (7·10^5 at 5M documents and B = 16,
+// 3·10^9 at 300M; docs/architecture.md, "Bucket key width"). SimHash's keys
+// stay BucketKeyBits wide: its Hamming test, not the key, decides a pair.
+const (
+	// DefaultKeyBits is the default Config.KeyBits of MinHash: the whole
+	// 64-bit band key.
+	DefaultKeyBits = 64
+	// MinKeyBits is the narrowest Config.KeyBits accepted: narrow keys
+	// force accidental buckets, for tests of what verification removes.
+	MinKeyBits = 8
+)
+
+// WideKeys reports whether keys of keyBits bits take wide entries (two words,
+// AppendKeyEntries) rather than one word of key | document.
+func WideKeys(keyBits int) bool { return keyBits > BucketKeyBits }
+
+// KeyMask returns the mask of a key of keyBits bits in place: its high
+// keyBits bits.
+func KeyMask(keyBits int) uint64 { return ^uint64(0) << (64 - keyBits) }
+
+// AppendKeyEntries appends the band-key entries of keys (in place, as
+// Sketch.AppendKeys makes them, keyBits wide) and document doc to dst and
+// returns the extended slice: for keys of at most BucketKeyBits bits one
+// word each, key | doc (PackEntry of the key's high bits: the entries of
+// AppendEntries); for wider keys two words each, the key and then the
+// document, which extsort.WideSorter takes.
+func AppendKeyEntries(dst, keys []uint64, doc uint32, keyBits int) []uint64 {
+	if !WideKeys(keyBits) {
+		for _, k := range keys {
+			dst = append(dst, k|uint64(doc))
+		}
+		return dst
+	}
+	for _, k := range keys {
+		dst = append(dst, k, uint64(doc))
+	}
+	return dst
+}
+
+// EntryWords is the number of uint64 words of one entry of AppendKeyEntries
+// with keys of keyBits bits: 1, or 2 for wide keys.
+func EntryWords(keyBits int) int {
+	if WideKeys(keyBits) {
+		return 2
+	}
+	return 1
+}
+
 // Entries hold 32-bit document numbers (dedup's input positions, lsh's
 // Grouper): a bucket key wider than 32 bits needs wider entries, and this
 // declaration stops the build until they are.
@@ -119,6 +171,16 @@ type Sketch interface {
 	// twice) and returns it with scratch, working memory it may grow; pass
 	// the returned scratch back to avoid allocating.
 	AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64)
+	// KeyBits is the width of the keys of AppendKeys: Config.KeyBits for
+	// MinHash (default DefaultKeyBits), BucketKeyBits for SimHash.
+	KeyBits() int
+	// AppendKeys appends the bucket keys of sig to dst, each KeyBits() wide
+	// and in place (the high bits of a uint64, the low bits zero: for
+	// MinHash the band keys masked with KeyMask), and returns it with
+	// scratch as AppendBucketKeys does. Two documents are candidates when
+	// they share one (and, for SimHash, pass its test). Batch drivers make
+	// their entries from them (AppendKeyEntries).
+	AppendKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64)
 	// Similarity estimates the Jaccard similarity of the documents whose
 	// signatures are a and b.
 	Similarity(a, b []uint64) float64
@@ -177,6 +239,8 @@ type Sketcher interface {
 	// AppendBucketKeys is Sketch.AppendBucketKeys with the Sketcher's own
 	// scratch.
 	AppendBucketKeys(dst, sig []uint64) []uint64
+	// AppendKeys is Sketch.AppendKeys with the Sketcher's own scratch.
+	AppendKeys(dst, sig []uint64) []uint64
 	// Metrics returns the counts of everything signed so far.
 	Metrics() minhash.Metrics
 }
@@ -205,14 +269,48 @@ type Config struct {
 	Bands  lsh.Params     // the LSH banding that makes bucket keys
 	// SimHash: its weighting, distance and layout (zero under MinHash).
 	SimHash SimHashConfig
+	// KeyBits is the width of MinHash's bucket keys in the batch drivers
+	// (Sketch.KeyBits, AppendKeys), in bits. Default 0: DefaultKeyBits
+	// (64); range MinKeyBits..64; BucketKeyBits (32) is the width before
+	// version 0.12 (issue 12). Under SimHash it must be 0 (its keys are
+	// BucketKeyBits wide).
+	KeyBits int `json:",omitempty"`
+}
+
+// Keys returns the width of the sketch's bucket keys in the batch drivers:
+// KeyBits, or its default (DefaultKeyBits for MinHash, BucketKeyBits for
+// SimHash).
+func (c Config) Keys() int {
+	switch {
+	case c.Kind == SimHash:
+		return BucketKeyBits
+	case c.KeyBits == 0:
+		return DefaultKeyBits
+	}
+	return c.KeyBits
+}
+
+// CheckKeyBits reports whether bits is a usable Config.KeyBits (0, or
+// MinKeyBits..64); errors wrap ErrInvalidConfig.
+func CheckKeyBits(bits int) error {
+	if bits != 0 && (bits < MinKeyBits || bits > 64) {
+		return fmt.Errorf("%w: key bits %d; want %d..64 (0: %d)", ErrInvalidConfig, bits, MinKeyBits, DefaultKeyBits)
+	}
+	return nil
 }
 
 // New returns the sketch c describes. It is the one switch between sketches
 // (a case per Kind here and in AppendBucketKeys).
 func (c Config) New() (Sketch, error) {
+	if err := CheckKeyBits(c.KeyBits); err != nil {
+		return nil, err
+	}
 	switch c.Kind {
 	case MinHash:
 	case SimHash:
+		if c.KeyBits != 0 {
+			return nil, fmt.Errorf("%w: key bits %d under SimHash; its keys are %d bits (leave 0)", ErrInvalidConfig, c.KeyBits, BucketKeyBits)
+		}
 		return newSimHash(c)
 	default:
 		return nil, fmt.Errorf("%w: sketch kind %d", ErrInvalidConfig, c.Kind)
@@ -226,7 +324,7 @@ func (c Config) New() (Sketch, error) {
 	if err := CheckBanding(c.Bands, c.Params.K); err != nil {
 		return nil, err
 	}
-	m := &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}
+	m := &minHash{spec: c.Spec, params: c.Params, bands: c.Bands, keyBits: c.Keys()}
 	k, err := m.NewSketcher()
 	if err != nil {
 		return nil, err
@@ -337,10 +435,11 @@ func minHashBucketKeys(params minhash.Params, bands lsh.Params, dst, scratch, si
 // the signature's slots as bucket keys, and minhash.Params.Similarity as the
 // estimate.
 type minHash struct {
-	spec   shingle.Spec
-	params minhash.Params
-	bands  lsh.Params
-	empty  []uint64 // the signature of a text without features
+	spec    shingle.Spec
+	params  minhash.Params
+	bands   lsh.Params
+	keyBits int      // Config.Keys
+	empty   []uint64 // the signature of a text without features
 }
 
 var _ Sketch = (*minHash)(nil)
@@ -353,6 +452,21 @@ func (m *minHash) Empty(sig []uint64) bool { return slices.Equal(sig, m.empty) }
 
 func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
 	return minHashBucketKeys(m.params, m.bands, dst, scratch, sig)
+}
+
+func (m *minHash) KeyBits() int { return m.keyBits }
+
+func (m *minHash) AppendKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
+	slots := m.params.AppendSlots(scratch[:0], sig)
+	n := len(dst)
+	dst = m.bands.AppendKeys(dst, slots)
+	if m.keyBits < 64 {
+		mask := KeyMask(m.keyBits)
+		for i := n; i < len(dst); i++ {
+			dst[i] &= mask
+		}
+	}
+	return dst, slots
 }
 
 func (m *minHash) GroupsBySignature() bool { return false }
@@ -397,6 +511,11 @@ func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 
 func (k *minHashSketcher) AppendBucketKeys(dst, sig []uint64) []uint64 {
 	dst, k.slots = k.m.AppendBucketKeys(dst, k.slots, sig)
+	return dst
+}
+
+func (k *minHashSketcher) AppendKeys(dst, sig []uint64) []uint64 {
+	dst, k.slots = k.m.AppendKeys(dst, k.slots, sig)
 	return dst
 }
 
