@@ -35,7 +35,7 @@ type signed struct {
 	texts   []byte
 	textEnd []int
 	locs    []recordLoc // per document: where its record is stored, when the text is kept by location (not in texts)
-	sigs    []uint64 // Words() per OK document (none when signatures are stored)
+	sigs    []uint64    // Words() per OK document (none when signatures are stored)
 	entries []uint64
 	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
 	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
