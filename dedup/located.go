@@ -20,10 +20,11 @@ import (
 // is kept as its location, 17 bytes, and its record is read back and parsed
 // again when its feature set is made (textReader); only the texts of the
 // others (compressed inputs, Parquet, WARC, reference documents) are kept
-// whole. At 5M short documents the locations are 85 MB, held in memory
-// within the texts' share of the budget, where the texts were 1.2 GB, most
-// of it spilled. Re-reading takes about half the input (the documents in
-// candidate pairs), in input order, in spans of neighbouring records.
+// whole. At 5M short documents the locations are about 80 MB, held in
+// memory within the texts' share of the budget, where the texts were 1.1
+// GB, 0.89 GB of it spilled. Re-reading takes a third of the input (the
+// documents in candidate pairs), in input order, in spans of neighbouring
+// records.
 
 // Text records in the text store: empty (the document has no text), or a tag
 // byte followed by the text or by the record's location.
