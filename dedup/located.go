@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neardup/neardup/corpus"
@@ -68,6 +69,10 @@ type sourceFile struct {
 	mod              time.Time
 	f                *os.File // open, or nil
 	checked          bool     // f's size and time were compared
+	// ready is f once open and checked: read without taking the store's
+	// lock (most reads are of a few hundred bytes, and a lock taken for
+	// each cost futex calls between the workers).
+	ready atomic.Pointer[os.File]
 }
 
 // textStore keeps the texts (or the records' locations) of documents, by
@@ -127,6 +132,7 @@ func (t *textStore) Close() error {
 	err := t.st.Close()
 	for _, f := range t.files {
 		if f.f != nil {
+			f.ready.Store(nil)
 			f.f.Close()
 			f.f = nil
 		}
@@ -138,6 +144,12 @@ func (t *textStore) Close() error {
 // the file is the one read while signing.
 func (t *textStore) readAt(p []byte, i uint32, off int64) error {
 	sf := t.files[i]
+	if f := sf.ready.Load(); f != nil {
+		if _, err := f.ReadAt(p, off); err != nil {
+			return fmt.Errorf("dedup: reading texts back from %s: %w", sf.file, err)
+		}
+		return nil
+	}
 	t.mu.Lock()
 	f, temp := sf.f, false
 	if f == nil {
@@ -167,6 +179,9 @@ func (t *textStore) readAt(p []byte, i uint32, off int64) error {
 			return err
 		}
 		sf.checked = true
+	}
+	if !temp {
+		sf.ready.Store(f)
 	}
 	t.mu.Unlock()
 	_, err := f.ReadAt(p, off)
