@@ -23,10 +23,8 @@ type edge struct {
 // Under exact verification the signatures were not kept while signing (512
 // bytes a document at K = 128, most of them never in a candidate pair, which
 // made their spill the largest write of a run): featureSets recomputes those
-// of the documents in several candidate pairs from their texts, beside their
-// feature sets, numbered as the feature sets, and sigOf reads them; those of
-// a document in one pair are made from its text by the worker that verifies
-// the pair (directDocs), which reads the pair's documents in order (the stored
+// of the documents in candidate pairs from their texts, beside their feature
+// sets, numbered as the feature sets, and sigOf reads them (the stored
 // signatures of reference documents without texts are kept in r.sigs: see
 // Run).
 func (r *run) verify(ctx context.Context) error {
@@ -250,9 +248,8 @@ type featSig struct {
 // its sorted feature set and its signature, in parallel, and stores them;
 // featRec maps a document d ≥ r.textBase to its record in both stores, at
 // d − r.textBase, or to directRec for a document in one pair (made when its
-// pair is verified: most documents at 5M short ones, 1.4M of 1.8M), or -1.
-// A reference document without text (a signature file's or an index's) has
-// neither: its pairs are verified by the estimate, from its
+// pair is verified: most documents at 5M short ones, 1.3M of 1.8M), or -1. A reference document without text (a signature file's or an
+// index's) has neither: its pairs are verified by the estimate, from its
 // stored signature (r.sigs) and its input's recomputed one.
 func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, featRec []int32, err error) {
 	n := int(r.ref.n) + r.docs.len() - int(r.textBase)
