@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/neardup/neardup/internal/docstore"
@@ -43,24 +42,14 @@ func (r *run) verify(ctx context.Context) error {
 		r.rep.Spill.SigBytes = sigs.SpilledBytes()
 	}
 	// sigOf appends document d's signature to dst: recomputed under exact
-	// verification (stored, or made from its text for a document in one
-	// pair only: direct), but for a reference document without text, whose
+	// verification, but for a reference document without text, whose
 	// stored signature r.sigs keeps (numbered as the reference documents);
-	// else the one kept while signing. featOf appends its feature set.
-	sigOf := func(dst []uint64, dc *directDocs, d uint32) ([]uint64, error) {
+	// else the one kept while signing.
+	sigOf := func(dst []uint64, d uint32) ([]uint64, error) {
 		if featRec != nil && !r.ref.textless(d) {
-			if rec := featRec[d-r.textBase]; rec != directRec {
-				return sigs.GetUint64s(dst, int(rec))
-			}
-			return append(dst, dc.sig(d)...), nil
+			return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
 		}
 		return r.signature(dst, d)
-	}
-	featOf := func(dst []uint64, dc *directDocs, d uint32) ([]uint64, error) {
-		if rec := featRec[d-r.textBase]; rec != directRec {
-			return feats.GetUint64s(dst, int(rec))
-		}
-		return append(dst, dc.feats(d)...), nil
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
@@ -73,57 +62,45 @@ func (r *run) verify(ctx context.Context) error {
 			var sa, sb []uint64
 			var fa, fb []uint64
 			lastA := int64(-1)
-			var dc *directDocs
-			if err == nil && featRec != nil {
-				dc, err = r.newDirectDocs()
-			}
 			return func(pairs []uint64) ([]edge, error) {
 				if err != nil {
 					return nil, err
 				}
 				var out []edge
-				for lo := 0; lo < len(pairs); lo += directChunk {
-					part := pairs[lo:min(lo+directChunk, len(pairs))]
-					if dc != nil {
-						if err := dc.load(part, featRec, v); err != nil {
+				for _, p := range pairs {
+					a, b := uint32(p>>32), uint32(p)
+					// A reference document known only by its signature
+					// is verified by the estimate (jobspec.ReferenceVerify).
+					textless := r.ref.textless(a)
+					var err error
+					if int64(a) != lastA {
+						if sa, err = sigOf(sa[:0], a); err != nil {
 							return nil, err
 						}
-					}
-					for _, p := range part {
-						a, b := uint32(p>>32), uint32(p)
-						// A reference document known only by its signature
-						// is verified by the estimate (jobspec.ReferenceVerify).
-						textless := r.ref.textless(a)
-						var err error
-						if int64(a) != lastA {
-							if sa, err = sigOf(sa[:0], dc, a); err != nil {
+						if feats != nil && !textless {
+							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
-							if feats != nil && !textless {
-								if fa, err = featOf(fa[:0], dc, a); err != nil {
-									return nil, err
-								}
+						}
+						lastA = int64(a)
+					}
+					if sb, err = sigOf(sb[:0], b); err != nil {
+						return nil, err
+					}
+					var d jobspec.Verdict
+					var ok bool
+					if textless {
+						d, ok = v.VerifyWithoutTexts(sa, sb)
+					} else {
+						if feats != nil {
+							if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
+								return nil, err
 							}
-							lastA = int64(a)
 						}
-						if sb, err = sigOf(sb[:0], dc, b); err != nil {
-							return nil, err
-						}
-						var d jobspec.Verdict
-						var ok bool
-						if textless {
-							d, ok = v.VerifyWithoutTexts(sa, sb)
-						} else {
-							if feats != nil {
-								if fb, err = featOf(fb[:0], dc, b); err != nil {
-									return nil, err
-								}
-							}
-							d, ok = v.Verify(sa, sb, fa, fb)
-						}
-						if ok {
-							out = append(out, edge{a: a, b: b, Verdict: d})
-						}
+						d, ok = v.Verify(sa, sb, fa, fb)
+					}
+					if ok {
+						out = append(out, edge{a: a, b: b, Verdict: d})
 					}
 				}
 				r.bar.Add(int64(len(pairs)), 0) // pairs checked
@@ -134,105 +111,10 @@ func (r *run) verify(ctx context.Context) error {
 			r.edges = append(r.edges, es...)
 			return nil
 		})
-	if r.texts != nil {
-		r.texts.Close()
-		r.texts = nil
-	}
 	if err != nil {
 		return err
 	}
 	return r.expandExact()
-}
-
-// directRec marks, in featRec, a document in a single candidate pair: its
-// feature set and signature are made from its text when its pair is
-// verified (directDocs), never stored.
-const directRec = -2
-
-// directChunk is how many pairs a verify worker makes the direct documents
-// of at once.
-const directChunk = 1024
-
-// directDocs are the feature sets and signatures of the direct documents of
-// a few pairs, made from their texts by one verify worker.
-type directDocs struct {
-	r      *run
-	sk     sketch.Sketcher
-	tr     *textReader
-	docs   []uint32 // ascending
-	store  []uint32 // docs numbered in the text store
-	fs     []uint64
-	allFs  []uint64
-	fsEnd  []int
-	allSig []uint64
-}
-
-func (r *run) newDirectDocs() (*directDocs, error) {
-	sk, err := r.sketch.NewSketcher()
-	if err != nil {
-		return nil, err
-	}
-	tr, err := r.texts.newReader(&r.opts.Corpus)
-	if err != nil {
-		return nil, err
-	}
-	return &directDocs{r: r, sk: sk, tr: tr}, nil
-}
-
-// load makes the feature sets and signatures of the direct documents of
-// pairs, in document order (so that neighbouring records are read at once).
-func (dc *directDocs) load(pairs []uint64, featRec []int32, v *jobspec.Verifier) error {
-	r := dc.r
-	dc.docs = dc.docs[:0]
-	for _, p := range pairs {
-		a, b := uint32(p>>32), uint32(p)
-		if !r.ref.textless(a) && featRec[a-r.textBase] == directRec {
-			dc.docs = append(dc.docs, a)
-		}
-		if featRec[b-r.textBase] == directRec {
-			dc.docs = append(dc.docs, b)
-		}
-	}
-	slices.Sort(dc.docs)
-	dc.docs = slices.Compact(dc.docs)
-	dc.store = dc.store[:0]
-	for _, d := range dc.docs {
-		dc.store = append(dc.store, d-r.textBase)
-	}
-	dc.allFs, dc.fsEnd, dc.allSig = dc.allFs[:0], dc.fsEnd[:0], dc.allSig[:0]
-	return dc.tr.each(dc.store, func(_ int, text []byte) error {
-		dc.fs = v.Features(dc.fs, text)
-		dc.allFs = append(dc.allFs, dc.fs...)
-		dc.fsEnd = append(dc.fsEnd, len(dc.allFs))
-		// The document was signed before, so its signature is not that
-		// of the empty set.
-		dc.allSig, _ = dc.sk.Sign(dc.allSig, text)
-		return nil
-	})
-}
-
-func (dc *directDocs) index(d uint32) int {
-	i, ok := slices.BinarySearch(dc.docs, d)
-	if !ok {
-		panic(fmt.Sprintf("dedup: internal error: document %d was not made for its pair", d))
-	}
-	return i
-}
-
-// sig returns document d's signature; it aliases dc's memory.
-func (dc *directDocs) sig(d uint32) []uint64 {
-	w := dc.r.sketch.Words()
-	i := dc.index(d)
-	return dc.allSig[i*w : (i+1)*w]
-}
-
-// feats returns document d's feature set; it aliases dc's memory.
-func (dc *directDocs) feats(d uint32) []uint64 {
-	i, lo := dc.index(d), 0
-	if i > 0 {
-		lo = dc.fsEnd[i-1]
-	}
-	return dc.allFs[lo:dc.fsEnd[i]]
 }
 
 // featSig is what a worker makes of a chunk of documents: their feature
@@ -244,11 +126,10 @@ type featSig struct {
 	sigs  []uint64
 }
 
-// featureSets computes, for every document in more than one candidate pair,
-// its sorted feature set and its signature, in parallel, and stores them;
-// featRec maps a document d ≥ r.textBase to its record in both stores, at
-// d − r.textBase, or to directRec for a document in one pair (made when its
-// pair is verified: most documents at 5M short ones, 1.3M of 1.8M), or -1. A reference document without text (a signature file's or an
+// featureSets computes, for every document in a candidate pair, its sorted
+// feature set and its signature, in parallel, and stores them; featRec maps a
+// document d ≥ r.textBase to its record in both stores, at d − r.textBase
+// (or -1). A reference document without text (a signature file's or an
 // index's) has neither: its pairs are verified by the estimate, from its
 // stored signature (r.sigs) and its input's recomputed one.
 func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, featRec []int32, err error) {
@@ -259,12 +140,9 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	}
 	var need []uint32
 	mark := func(d uint32) {
-		switch featRec[d-r.textBase] {
-		case -1: // first seen: direct, unless seen again
-			featRec[d-r.textBase] = directRec
+		if featRec[d-r.textBase] == -1 {
+			featRec[d-r.textBase] = -2
 			need = append(need, d)
-		case directRec:
-			featRec[d-r.textBase] = -3
 		}
 	}
 	if err := r.pairs.each(func(c []uint64) error {
@@ -279,11 +157,8 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	}); err != nil {
 		return nil, nil, nil, err
 	}
-	r.rep.Counts.VerifiedDocs = int64(len(need))
-	// Only the documents in more than one pair are made here and stored;
-	// those in one pair are made when it is verified.
-	need = slices.DeleteFunc(need, func(d uint32) bool { return featRec[d-r.textBase] == directRec })
 	slices.Sort(need)
+	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
 	// The shares of the budget: an eighth for feature sets, a sixteenth for
@@ -356,7 +231,9 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 		sigs.Close()
 		return nil, nil, nil, err
 	}
-	// The texts are read again for the direct documents (closed by verify).
+	// The texts are no longer needed.
 	r.rep.Spill.TextBytes = r.texts.SpilledBytes()
+	r.texts.Close()
+	r.texts = nil
 	return feats, sigs, featRec, nil
 }
