@@ -206,7 +206,7 @@ func newIndexCmd(io IO) *cobra.Command {
 directory holding every document's signature, its LSH band postings and the
 spec and params fingerprints it was made with.`,
 	}
-	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io))
+	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io), newIndexMigrateCmd(io))
 	for _, c := range cmd.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
@@ -513,10 +513,11 @@ func newIndexRepackCmd(io IO) *cobra.Command {
 		Use:   "repack --data DIR [flags]",
 		Short: "Pack the postings written online, as a bulk build packs its own",
 		Long: `repack moves the postings that inserts wrote one key each (about 7.6 bytes a
-posting on disk) into the packed values a bulk build writes (about 4 bytes),
-then compacts them: queries answer exactly as before, in less space. The
-first repack of an index that was never bulk-built marks it layout version 2,
-which neardup builds before packed postings do not open. Each batch is
+posting on disk) into the packed values a bulk build writes (about 4 bytes;
+with 8-byte bucket keys about 13 and 8), then compacts them: queries answer
+exactly as before, in less space. The first repack of an index of 4-byte keys
+that was never bulk-built marks it layout version 2, which neardup builds
+before packed postings do not open. Each batch is
 durable once written: an interrupted repack leaves a consistent index, and
 running it again finishes the work; a repack with nothing to pack writes
 nothing. The index must not be open elsewhere (Pebble locks the directory;
@@ -623,7 +624,7 @@ func newIndexStatsCmd(io IO) *cobra.Command {
 				"spec": c.Spec.String(), "spec_fingerprint": fmt.Sprintf("%016x", c.Spec.Fingerprint()),
 				"params": c.Params.String(), "params_fingerprint": fmt.Sprintf("%016x", c.Params.Fingerprint()),
 				"bands": c.Bands.Bands, "rows": c.Bands.Rows, "multi_probe": c.Bands.Probe,
-				"threshold": c.Threshold, "bucket_cap": c.BucketCap,
+				"threshold": c.Threshold, "bucket_cap": c.BucketCap, "bucket_key_bytes": c.BucketKeyBytes,
 				"documents": st.Documents, "bytes": st.Bytes,
 			}
 			if st.Documents > 0 {
