@@ -25,6 +25,10 @@ var (
 type stream struct {
 	io.Reader
 	closers []func() error // run last to first
+	// plain: the bytes read are the file's as stored (a file, not standard
+	// input, with no compression undone), so that a record's byte offset
+	// in them is its offset in the file.
+	plain bool
 }
 
 // Close runs the closers last to first and returns the first error.
@@ -87,6 +91,7 @@ func openStream(in *input, stdin io.Reader, read *atomic.Int64) (*stream, error)
 			return nil, err
 		}
 	}
+	s.plain = in.path != "-" && len(s.closers) == 1 // the file's own closer only
 	return s, nil
 }
 

@@ -42,6 +42,17 @@ type Record struct {
 	// record starts as stored: the start of its gzip member in a .warc.gz.
 	// It is 0 for other formats.
 	Offset int64
+	// Source, when not empty, names a file that holds Raw byte for byte at
+	// byte offset SourceOffset, so that Raw can be read back later (with
+	// os.File.ReadAt) instead of being kept: the input file itself, or the
+	// file Spool made of standard input. It is set for JSON Lines and text
+	// lines and for FormatDir files read from a file that is not
+	// compressed; it is empty for compressed inputs, standard input read
+	// directly, Parquet, WARC and WET, whose Raw is not stored as such.
+	Source string
+	// SourceOffset is the byte offset of Raw in Source (after a byte-order
+	// mark, which Raw does not hold); 0 when Source is empty.
+	SourceOffset int64
 	// Index is the record's 0-based position among all records of all inputs,
 	// in input order. Records the Reader skips under SkipBad keep their index,
 	// so the sequence can have gaps.
@@ -491,9 +502,14 @@ func (r *Reader) tooLarge(b *Batch, in *input, line int64, size string) error {
 	return &err
 }
 
-// emit appends a record to b.
-func (r *Reader) emit(b *Batch, in *input, raw []byte, line int64) {
+// emit appends a record to b; at is the offset of raw in in's file when it
+// is stored there as is (Record.Source), else -1.
+func (r *Reader) emit(b *Batch, in *input, raw []byte, line, at int64) {
 	b.Records = append(b.Records, Record{Raw: raw, File: in.name, Name: in.dirName(), Line: line, Index: r.index, Format: in.format})
+	if at >= 0 {
+		rec := &b.Records[len(b.Records)-1]
+		rec.Source, rec.SourceOffset = in.path, at
+	}
 	r.index++
 	r.stats.Records++
 }

@@ -88,9 +88,9 @@ func TestReaderRecordFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Record{
-		{Raw: []byte(`{"text":"bom"}`), File: p, Line: 1, Index: 0, Format: FormatJSONL},
-		{Raw: []byte(`{"text":"crlf"}`), File: p, Line: 4, Index: 1, Format: FormatJSONL},
-		{Raw: []byte(`{"text":"end"}`), File: p, Line: 5, Index: 2, Format: FormatJSONL},
+		{Raw: []byte(`{"text":"bom"}`), File: p, Line: 1, Index: 0, Format: FormatJSONL, Source: p, SourceOffset: 3},
+		{Raw: []byte(`{"text":"crlf"}`), File: p, Line: 4, Index: 1, Format: FormatJSONL, Source: p, SourceOffset: 26},
+		{Raw: []byte(`{"text":"end"}`), File: p, Line: 5, Index: 2, Format: FormatJSONL, Source: p, SourceOffset: 43},
 	}
 	if !reflect.DeepEqual(recs, want) {
 		t.Errorf("got %+v; want %+v", recs, want)
@@ -161,7 +161,7 @@ func TestReaderBatchSizes(t *testing.T) {
 		}
 		for i := range got {
 			w := want[i]
-			w.File = StdinName
+			w.File, w.Source, w.SourceOffset = StdinName, "", 0 // standard input read directly is not stored
 			if !reflect.DeepEqual(got[i], w) {
 				t.Fatalf("one-byte stdin, BatchBytes %d, record %d: got %+v; want %+v", bs, i, got[i], w)
 			}

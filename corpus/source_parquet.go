@@ -148,7 +148,7 @@ func (s *parquetSource) fill(b *Batch) error {
 				continue
 			}
 			b.buf = buf
-			r.emit(b, s.in, buf[start:], s.line)
+			r.emit(b, s.in, buf[start:], s.line, -1)
 		}
 		if rerr == io.EOF {
 			err := s.rows.Close()

@@ -21,6 +21,7 @@ type lineSource struct {
 	line    int64  // lines seen so far in this input
 	carry   []byte // start of a line cut by the end of the previous batch
 	discard bool   // skipping the rest of a too-large line (SkipBad)
+	off     int64  // byte offset in the input of the current line's start (buf[start] in fill)
 }
 
 func (r *Reader) openLines(in *input) (source, error) {
@@ -67,8 +68,10 @@ func (s *lineSource) fill(b *Batch) error {
 			if j := bytes.IndexByte(buf[start:], '\n'); j >= 0 {
 				s.discard = false
 				start += j + 1
+				s.off += int64(j + 1)
 				scan = start
 			} else {
+				s.off += int64(len(buf) - start)
 				buf, scan = buf[:start], start
 			}
 		}
@@ -84,6 +87,7 @@ func (s *lineSource) fill(b *Batch) error {
 					b.buf = buf[:end]
 					return err
 				}
+				s.off += int64(end + 1 - start)
 				start, scan = end+1, end+1
 			}
 			// A partial line longer than the limit plus a possible '\r'
@@ -95,6 +99,7 @@ func (s *lineSource) fill(b *Batch) error {
 					return err
 				}
 				s.discard = true
+				s.off += int64(len(buf) - start)
 				buf, scan = buf[:start], start
 			}
 		}
@@ -115,14 +120,16 @@ func (s *lineSource) fill(b *Batch) error {
 	}
 }
 
-// emit turns one line (without its '\n') into a record unless it is blank.
+// emit turns one line (without its '\n'), which starts at s.off in the
+// input, into a record unless it is blank.
 func (s *lineSource) emit(b *Batch, raw []byte) error {
 	s.line++
 	if n := len(raw); n > 0 && raw[n-1] == '\r' {
 		raw = raw[:n-1]
 	}
-	if s.line == 1 {
-		raw = bytes.TrimPrefix(raw, utf8BOM)
+	at := s.off
+	if s.line == 1 && bytes.HasPrefix(raw, utf8BOM) {
+		raw, at = raw[len(utf8BOM):], at+int64(len(utf8BOM))
 	}
 	if len(raw) > s.r.opts.MaxRecordBytes {
 		return s.r.tooLarge(b, s.in, s.line, strconv.Itoa(len(raw)))
@@ -130,7 +137,10 @@ func (s *lineSource) emit(b *Batch, raw []byte) error {
 	if isBlank(raw) {
 		return nil
 	}
-	s.r.emit(b, s.in, raw, s.line)
+	if !s.st.plain {
+		at = -1
+	}
+	s.r.emit(b, s.in, raw, s.line, at)
 	return nil
 }
 
@@ -190,7 +200,11 @@ func (s *wholeSource) fill(b *Batch) error {
 		}
 		return io.EOF
 	}
-	r.emit(b, s.in, buf[start:], 1)
+	at := int64(-1)
+	if st.plain {
+		at = 0
+	}
+	r.emit(b, s.in, buf[start:], 1, at)
 	b.buf = buf
 	return io.EOF
 }

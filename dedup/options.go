@@ -83,6 +83,11 @@ var (
 	// cannot give the outputs of a run without the pass (which signs the
 	// next copy instead). Run again with SkipExactPass.
 	ErrExactPassBad = errors.New("dedup: the exact pass cannot drop the first of a group of copies")
+	// ErrInputChanged reports an input file that changed while Run read it:
+	// exact verification reads the records of the documents in candidate
+	// pairs back from uncompressed inputs (corpus.Record.Source), which must
+	// stay as they were until Run returns.
+	ErrInputChanged = errors.New("dedup: an input changed during the run")
 )
 
 // DefaultMemory is the default Options.Memory.

@@ -165,7 +165,7 @@ func (r *run) addRef(id, text []byte, sig []uint64, textless bool) error {
 		if !r.textsOn {
 			r.textsOn, r.textBase = true, r.ref.n
 		}
-		if _, err := r.texts.Append(text); err != nil {
+		if err := r.texts.appendText(text); err != nil {
 			return err
 		}
 	}

@@ -41,7 +41,7 @@ type run struct {
 	out      outputs // the output files, committed together at the end
 
 	docs     docTable
-	texts    *docstore.Store // document texts, for exact verification, from document textBase on
+	texts    *textStore      // document texts or their records' locations, for exact verification, from document textBase on
 	textBase uint32          // the first document with a text record (reference documents without texts come before)
 	textsOn  bool            // a text record has been stored
 	sigs     *docstore.Store // packed signatures, unless sigMem holds them (under exact verification, of the reference documents only)
@@ -215,7 +215,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		// Exact verification keeps the texts, and recomputes the
 		// signatures of the documents in candidate pairs from them (see
 		// verify): no signature is kept while signing.
-		r.texts = docstore.New(tmp, "texts", m/8+m/16)
+		r.texts = newTextStore(tmp, m/8+m/16)
 		defer r.texts.Close()
 	} else {
 		r.sigs = docstore.New(tmp, "sigs", m/16)

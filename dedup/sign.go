@@ -34,7 +34,8 @@ type signed struct {
 	hasKeep []bool
 	texts   []byte
 	textEnd []int
-	sigs    []uint64 // Words() per OK document (none when signatures are stored)
+	locs    []recordLoc // per document: where its record is stored, when the text is kept by location (not in texts)
+	sigs    []uint64    // Words() per OK document (none when signatures are stored)
 	entries []uint64
 	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
 	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
@@ -52,6 +53,7 @@ type signer struct {
 	keyBits int    // the sketch's bucket-key width (sketch.AppendKeyEntries)
 	base    uint32 // documents numbered before these records'
 	keepTx  bool   // keep texts (exact verification, stored signatures)
+	locate  bool   // keep, of an input's texts, the records' locations where they have one (see textStore)
 	stored  bool   // signatures are read, not made (Options.Signatures): parse only
 	maxText int    // capacity of texts kept across batches
 
@@ -77,8 +79,10 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
 	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
+	clear(out.locs) // file names
+	out.locs = out.locs[:0]
 	clear(w.batch)
-	if w.keepTx && cap(out.texts) < b.Bytes() {
+	if w.keepTx && cap(out.texts) < b.Bytes() && (w.stored || !w.locate || !located(b)) {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
 		// batch in flight holding up to twice its text.
@@ -86,9 +90,25 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	}
 }
 
+// located reports whether every record of b is stored as is in a file
+// (corpus.Record.Source), so that exact verification can read it back.
+func located(b *corpus.Batch) bool {
+	for i := range b.Records {
+		if b.Records[i].Source == "" {
+			return false
+		}
+	}
+	return true
+}
+
 // document signs and bands one document.
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
 	out.index = append(out.index, rec.Index)
+	var loc recordLoc
+	if w.keepTx && w.locate {
+		loc = locOf(rec)
+	}
+	out.locs = append(out.locs, loc)
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
@@ -135,7 +155,8 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	}
 	out.sigs = sigs
 	out.status = append(out.status, docOK)
-	if w.keepTx {
+	if w.keepTx && loc.src == "" {
+		// Kept whole: the record cannot be read back (see textStore).
 		out.texts = append(out.texts, doc.Text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
@@ -150,6 +171,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 // skip records a record that did not parse (under SkipBad) as a bad document.
 func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.index = append(out.index, rec.Index)
+	out.locs = append(out.locs, recordLoc{})
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.status = append(out.status, docBad)
 	out.idEnd = append(out.idEnd, len(out.ids))
@@ -188,7 +210,7 @@ func (r *run) sign(ctx context.Context) error {
 	// Records the reader skipped as bad after the last one it handed out
 	// leave no gap for collect to fill: they are bad documents too.
 	for int64(r.docs.len()) < r.readStats.Records {
-		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil, nil); err != nil {
 			return err
 		}
 	}
@@ -258,6 +280,7 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			if !input {
 				w.th = nil
 			}
+			w.locate = input && r.texts != nil
 			w.signAll = r.sigOut != nil
 			signers = append(signers, w)
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
@@ -359,7 +382,7 @@ func (r *run) collect(s *signed) error {
 	for j, idx := range s.index {
 		// Records the reader skipped (too large, under SkipBad) leave gaps.
 		for int64(r.docs.len()) < idx {
-			if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+			if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil, nil); err != nil {
 				return err
 			}
 		}
@@ -379,8 +402,11 @@ func (r *run) collect(s *signed) error {
 			sg += words
 		}
 		text := s.texts[tx0:s.textEnd[j]]
+		var loc *recordLoc // where the record is, when kept by location
 		if st != docOK {
 			text = nil // kept only for the stored signatures' check
+		} else if s.locs[j].src != "" {
+			loc = &s.locs[j]
 		}
 		// The signature file gets every signed document's signature, a
 		// copy's included (signed: signer.signAll), before the exact pass
@@ -400,10 +426,10 @@ func (r *run) collect(s *signed) error {
 			}
 			hs += 2
 			if first >= 0 {
-				st, sig, text, entries = docCopy, nil, nil, nil
+				st, sig, text, loc, entries = docCopy, nil, nil, nil, nil
 			}
 		}
-		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, sig); err != nil {
+		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, loc, sig); err != nil {
 			return err
 		}
 		if err := r.entries.Add(entries...); err != nil {
@@ -414,7 +440,9 @@ func (r *run) collect(s *signed) error {
 	return nil
 }
 
-func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, sig []uint64) error {
+// addDoc numbers the next input document; its text, under exact
+// verification, is text or, when loc is not nil, the record at loc.
+func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, loc *recordLoc, sig []uint64) error {
 	if uint64(r.ref.n)+uint64(r.docs.len()) >= 1<<sketch.EntryDocBits {
 		return fmt.Errorf("dedup: more than %d documents, reference documents included", uint64(1)<<sketch.EntryDocBits-1)
 	}
@@ -423,7 +451,13 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 		if !r.textsOn {
 			r.textsOn, r.textBase = true, r.ref.n
 		}
-		if _, err := r.texts.Append(text); err != nil {
+		var err error
+		if loc != nil {
+			err = r.texts.appendAt(loc)
+		} else {
+			err = r.texts.appendText(text)
+		}
+		if err != nil {
 			return err
 		}
 	}

@@ -171,7 +171,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	err = ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint32) error) error {
 			for i := 0; i < len(need); i += chunk {
-				if err := emit(need[i:min(i+chunk, len(need))]); err != nil {
+				if err := emit(slices.Clone(need[i:min(i+chunk, len(need))])); err != nil {
 					return err
 				}
 			}
@@ -183,26 +183,29 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 			if err == nil {
 				sk, err = r.sketch.NewSketcher()
 			}
-			var text []byte
+			var tr *textReader
+			if err == nil {
+				tr, err = r.texts.newReader(&r.opts.Corpus)
+			}
 			var fs []uint64
 			return func(docs []uint32) (*featSig, error) {
 				if err != nil {
 					return nil, err
 				}
 				out := &featSig{end: make([]int, len(docs)), sigs: make([]uint64, 0, len(docs)*words)}
-				for i, d := range docs {
-					var err error
-					if text, err = r.texts.Get(text[:0], int(d-r.textBase)); err != nil {
-						return nil, err
-					}
+				for i := range docs {
+					docs[i] -= r.textBase // numbered in the store
+				}
+				err := tr.each(docs, func(i int, text []byte) error {
 					fs = v.Features(fs, text)
 					out.feats = append(out.feats, fs...)
 					out.end[i] = len(out.feats)
 					// The document was signed before, so its signature
 					// is not that of the empty set.
 					out.sigs, _ = sk.Sign(out.sigs, text)
-				}
-				return out, nil
+					return nil
+				})
+				return out, err
 			}
 		},
 		func(fsg *featSig) error {

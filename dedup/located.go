@@ -1,0 +1,304 @@
+package dedup
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/docstore"
+)
+
+// The texts of exact verification.
+//
+// Exact verification needs the texts of the documents in candidate pairs,
+// which are known only once every document is signed. A document read from
+// an input that stores its record as is (corpus.Record.Source: a JSON Lines,
+// text or dir file that is not compressed, or the spool of standard input)
+// is kept as its location, 17 bytes, and its record is read back and parsed
+// again when its feature set is made (textReader); only the texts of the
+// others (compressed inputs, Parquet, WARC, reference documents) are kept
+// whole. At 5M short documents the locations are about 80 MB, held in
+// memory within the texts' share of the budget, where the texts were 1.1
+// GB, 0.89 GB of it spilled. Re-reading takes a third of the input (the
+// documents in candidate pairs), in input order, in spans of neighbouring
+// records.
+
+// Text records in the text store: empty (the document has no text), or a tag
+// byte followed by the text or by the record's location.
+const (
+	textInline byte = iota // the text follows
+	textAt                 // file uint32, offset uint64, length uint32 follow (little endian)
+	textAtLen  = 1 + 4 + 8 + 4
+)
+
+// maxSpan is the most bytes one read of neighbouring records spans.
+const maxSpan = 1 << 20
+
+// maxOpenSources is the most input files held open while texts are read
+// back; the others are opened for each read.
+const maxOpenSources = 64
+
+// recordLoc is where a document's record is stored (corpus.Record.Source):
+// src is empty when it is not.
+type recordLoc struct {
+	src    string
+	file   string // Record.File, for errors
+	name   string // Record.Name (FormatDir's document id)
+	format corpus.Format
+	off    int64
+	n      int
+}
+
+// locOf returns the location of rec.
+func locOf(rec *corpus.Record) recordLoc {
+	if rec.Source == "" {
+		return recordLoc{}
+	}
+	return recordLoc{src: rec.Source, file: rec.File, name: rec.Name, format: rec.Format, off: rec.SourceOffset, n: len(rec.Raw)}
+}
+
+// sourceFile is an input file texts are read back from.
+type sourceFile struct {
+	path, file, name string
+	format           corpus.Format
+	size             int64
+	mod              time.Time
+	f                *os.File // open, or nil
+	checked          bool     // f's size and time were compared
+	// ready is f once open and checked: read without taking the store's
+	// lock (most reads are of a few hundred bytes, and a lock taken for
+	// each cost futex calls between the workers).
+	ready atomic.Pointer[os.File]
+}
+
+// textStore keeps the texts (or the records' locations) of documents, by
+// document, for exact verification. Appends are not safe for concurrent
+// use; once they are done, any number of textReaders may read at once.
+type textStore struct {
+	st    *docstore.Store
+	index map[string]uint32 // by path
+	files []*sourceFile
+	rec   []byte
+
+	mu   sync.Mutex // files' f and checked, while reading
+	open int
+}
+
+func newTextStore(dir string, budget int64) *textStore {
+	return &textStore{st: docstore.New(dir, "texts", budget), index: map[string]uint32{}}
+}
+
+// appendText adds a document's text (nil: none).
+func (t *textStore) appendText(text []byte) error {
+	if len(text) == 0 {
+		_, err := t.st.Append(nil)
+		return err
+	}
+	t.rec = append(append(t.rec[:0], textInline), text...)
+	_, err := t.st.Append(t.rec)
+	return err
+}
+
+// appendAt adds a document whose record is stored at l.
+func (t *textStore) appendAt(l *recordLoc) error {
+	i, ok := t.index[l.src]
+	if !ok {
+		fi, err := os.Stat(l.src)
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		i = uint32(len(t.files))
+		t.index[l.src] = i
+		t.files = append(t.files, &sourceFile{path: l.src, file: l.file, name: l.name, format: l.format, size: fi.Size(), mod: fi.ModTime()})
+	}
+	b := append(t.rec[:0], textAt)
+	b = binary.LittleEndian.AppendUint32(b, i)
+	b = binary.LittleEndian.AppendUint64(b, uint64(l.off))
+	b = binary.LittleEndian.AppendUint32(b, uint32(l.n))
+	t.rec = b
+	_, err := t.st.Append(b)
+	return err
+}
+
+// SpilledBytes is the size of the store's spill file.
+func (t *textStore) SpilledBytes() int64 { return t.st.SpilledBytes() }
+
+// Close releases the spill file and the input files.
+func (t *textStore) Close() error {
+	err := t.st.Close()
+	for _, f := range t.files {
+		if f.f != nil {
+			f.ready.Store(nil)
+			f.f.Close()
+			f.f = nil
+		}
+	}
+	return err
+}
+
+// readAt reads len(p) bytes at off of source file i, checking first that
+// the file is the one read while signing.
+func (t *textStore) readAt(p []byte, i uint32, off int64) error {
+	sf := t.files[i]
+	if f := sf.ready.Load(); f != nil {
+		if _, err := f.ReadAt(p, off); err != nil {
+			return fmt.Errorf("dedup: reading texts back from %s: %w", sf.file, err)
+		}
+		return nil
+	}
+	t.mu.Lock()
+	f, temp := sf.f, false
+	if f == nil {
+		var err error
+		if f, err = os.Open(sf.path); err != nil {
+			t.mu.Unlock()
+			return fmt.Errorf("dedup: reading texts back: %w", err)
+		}
+		if t.open < maxOpenSources {
+			sf.f = f
+			t.open++
+		} else {
+			temp = true
+		}
+	}
+	if !sf.checked || temp {
+		fi, err := f.Stat()
+		if err == nil && (fi.Size() != sf.size || !fi.ModTime().Equal(sf.mod)) {
+			err = fmt.Errorf("%w: %s: %d bytes, modified %s; it had %d bytes, modified %s",
+				ErrInputChanged, sf.file, fi.Size(), fi.ModTime().Format(time.RFC3339Nano), sf.size, sf.mod.Format(time.RFC3339Nano))
+		}
+		if err != nil {
+			if temp {
+				f.Close()
+			}
+			t.mu.Unlock()
+			return err
+		}
+		sf.checked = true
+	}
+	if !temp {
+		sf.ready.Store(f)
+	}
+	t.mu.Unlock()
+	_, err := f.ReadAt(p, off)
+	if temp {
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Errorf("dedup: reading texts back from %s: %w", sf.file, err)
+	}
+	return nil
+}
+
+// textReader reads documents' texts from a textStore: one per goroutine.
+type textReader struct {
+	t      *textStore
+	parser *corpus.Parser
+	doc    corpus.Document
+	recs   []byte // the records of the documents asked for
+	ends   []int
+	span   []byte
+	raw    []byte
+	rec    corpus.Record
+}
+
+func (t *textStore) newReader(opts *corpus.Options) (*textReader, error) {
+	p, err := corpus.NewParser(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &textReader{t: t, parser: p}, nil
+}
+
+// each calls fn with the text of each document of docs (numbered as in the
+// store), in order; the text is valid until fn returns. Records stored
+// near each other in the same file are read in one go.
+func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) error {
+	r.recs, r.ends = r.recs[:0], r.ends[:0]
+	for _, d := range docs {
+		var err error
+		if r.recs, err = r.t.st.Get(r.recs, int(d)); err != nil {
+			return err
+		}
+		r.ends = append(r.ends, len(r.recs))
+	}
+	rec := func(i int) []byte {
+		lo := 0
+		if i > 0 {
+			lo = r.ends[i-1]
+		}
+		return r.recs[lo:r.ends[i]]
+	}
+	type at struct {
+		file uint32
+		off  int64
+		n    int
+	}
+	loc := func(b []byte) (at, bool) {
+		if len(b) != textAtLen || b[0] != textAt {
+			return at{}, false
+		}
+		return at{binary.LittleEndian.Uint32(b[1:]), int64(binary.LittleEndian.Uint64(b[5:])), int(binary.LittleEndian.Uint32(b[13:]))}, true
+	}
+	for i := 0; i < len(docs); {
+		b := rec(i)
+		l, ok := loc(b)
+		if !ok {
+			var text []byte
+			if len(b) > 0 {
+				if b[0] != textInline {
+					return fmt.Errorf("dedup: internal error: text record %d has tag %d", docs[i], b[0])
+				}
+				text = b[1:]
+			}
+			if err := fn(i, text); err != nil {
+				return err
+			}
+			i++
+			continue
+		}
+		// The run of following documents in the same file within maxSpan.
+		j, end := i+1, l.off+int64(l.n)
+		for ; j < len(docs); j++ {
+			m, ok := loc(rec(j))
+			if !ok || m.file != l.file || m.off < l.off || m.off+int64(m.n)-l.off > maxSpan {
+				break
+			}
+			end = max(end, m.off+int64(m.n))
+		}
+		if cap(r.span) < int(end-l.off) {
+			r.span = make([]byte, end-l.off)
+		}
+		span := r.span[:end-l.off]
+		if err := r.t.readAt(span, l.file, l.off); err != nil {
+			return err
+		}
+		for k := i; k < j; k++ {
+			m, _ := loc(rec(k))
+			text, err := r.parse(m.file, span[m.off-l.off:m.off-l.off+int64(m.n)])
+			if err != nil {
+				return err
+			}
+			if err := fn(k, text); err != nil {
+				return err
+			}
+		}
+		i = j
+	}
+	return nil
+}
+
+// parse parses a record of source file i as it was parsed while signing
+// and returns its text.
+func (r *textReader) parse(i uint32, raw []byte) ([]byte, error) {
+	sf := r.t.files[i]
+	r.rec = corpus.Record{Raw: raw, File: sf.file, Name: sf.name, Format: sf.format}
+	if err := r.parser.Parse(&r.rec, &r.doc); err != nil {
+		return nil, fmt.Errorf("%w: %s: a record read back no longer parses: %w", ErrInputChanged, sf.file, err)
+	}
+	return r.doc.Text, nil
+}
