@@ -403,7 +403,7 @@ func (o *Options) Validate() error {
 			// Not yet: reference and stored fingerprints would need the
 			// blocks chosen from inputs and references together, and the
 			// TF-IDF weights of both.
-			return fmt.Errorf("%w: reference documents (against) and stored signatures (signatures) are MinHash's for now; SimHash runs sign their inputs", ErrInvalidOptions)
+			return fmt.Errorf("%w: reference documents (--against) and stored signatures (--signatures) need --sketch minhash for now: a SimHash run chooses its blocks from the documents it signs", ErrInvalidOptions)
 		}
 	default:
 		return fmt.Errorf("%w: sketch %d; want minhash or simhash", ErrInvalidOptions, o.Sketch)
