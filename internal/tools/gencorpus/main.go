@@ -15,6 +15,9 @@
 //
 //	go run ./internal/tools/gencorpus -short -docs 5000000 -dup 0.25 -o /tmp/short.jsonl -truth /tmp/short.truth
 //
+// -fragments makes the originals longer (3 to N fragments instead of 3 to 5),
+// for a corpus of a given size with fewer documents.
+//
 // With -goroot it writes instead the real corpus the dedup benchmarks use:
 // every .go file under GOROOT/src as {"id": path, "text": source}, in
 // lexical path order (the same bytes as dedup's GoSourceCorpus).
@@ -50,6 +53,7 @@ func main() {
 	seed := flag.Uint64("seed", 1, "random seed")
 	short := flag.Bool("short", false, "short web-like documents (3–5 fragments of 4–14 words, median about 33 words) with copies of originals only, in small groups; needs -docs")
 	group := flag.Int("group", 3, "with -short: largest planted group, an original and its copies")
+	fragments := flag.Int("fragments", 5, "with -short: most fragments an original has, at least 3 (5: median about 33 words, 255 bytes a record; 7: about 45 words, 310 bytes)")
 	truth := flag.String("truth", "", "with -short: also write every planted pair and its exact Jaccard similarity to this file (for neardup eval score)")
 	truthSpec := flag.String("truth-spec", "word:5", "with -short: the shingle spec of the truth's similarities")
 	goroot := flag.Bool("goroot", false, "write every .go file under GOROOT/src instead (the benchmarks' Go source corpus)")
@@ -62,7 +66,7 @@ func main() {
 		return
 	}
 	if *short {
-		o := shortOptions{docs: *docs, dup: *dup, maxEdit: *maxEdit, group: *group, seed: *seed, truthSpec: *truthSpec}
+		o := shortOptions{docs: *docs, dup: *dup, maxEdit: *maxEdit, group: *group, fragments: *fragments, seed: *seed, truthSpec: *truthSpec}
 		if err := runShort(*src, *out, *truth, o); err != nil {
 			fmt.Fprintln(os.Stderr, "gencorpus:", err)
 			os.Exit(1)

@@ -21,6 +21,7 @@ type shortOptions struct {
 	dup       float64 // fraction of documents that are copies
 	maxEdit   float64 // largest fraction of words edited in a copy
 	group     int     // largest group: an original and group−1 copies
+	fragments int     // most fragments an original has (at least 3; 5 by default)
 	seed      uint64
 	truthSpec string // shingle spec of the truth's similarities
 }
@@ -36,8 +37,9 @@ type shortGroup struct {
 // copies, and the copies with each other) with their exact Jaccard
 // similarity over o.truthSpec's features, one "idA<TAB>idB<TAB>J" line each.
 //
-// Originals are 3–5 fragments of 4–14 consecutive words from random places
-// of the source's words (median about 33 words), so two originals share
+// Originals are 3 to o.fragments (5 by default) fragments of 4–14
+// consecutive words from random places of the source's words (median about
+// 33 words at 5), so two originals share
 // whole fragments at most, never most of their text: the planted groups are
 // the only near duplicates, and they stay small (no chains, no hubs), since
 // copies are made of originals only and a group stops taking copies once it
@@ -104,7 +106,7 @@ func generateShort(w, truth io.Writer, words []string, o shortOptions) error {
 				open = open[:len(open)-1]
 			}
 		} else {
-			text = shortText(r, words)
+			text = shortText(r, words, o.fragments)
 			g := &shortGroup{ids: []int{i}, texts: []string{text}}
 			if len(open) < window {
 				open = append(open, g)
@@ -137,11 +139,11 @@ func generateShort(w, truth io.Writer, words []string, o shortOptions) error {
 
 func shortID(i int) string { return fmt.Sprintf("s%09d", i) }
 
-// shortText joins 3–5 fragments of 4–14 consecutive words from random
-// places of words.
-func shortText(r *rand.Rand, words []string) string {
+// shortText joins 3 to most (at least 3) fragments of 4–14 consecutive
+// words from random places of words.
+func shortText(r *rand.Rand, words []string, most int) string {
 	var b strings.Builder
-	n := 3 + r.IntN(3)
+	n := 3 + r.IntN(most-2)
 	for f := 0; f < n; f++ {
 		l := 4 + r.IntN(11)
 		at := r.IntN(len(words) - l)
@@ -179,6 +181,9 @@ func runShort(src, out, truthOut string, o shortOptions) error {
 	}
 	if o.group < 2 {
 		return fmt.Errorf("-group %d; want at least 2", o.group)
+	}
+	if o.fragments < 3 {
+		return fmt.Errorf("-fragments %d; want at least 3", o.fragments)
 	}
 	words, err := loadWords(src)
 	if err != nil {
