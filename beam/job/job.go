@@ -208,6 +208,11 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	st := st1.merge(st2)
+	if o.Log != nil {
+		sh := st.Shuffle
+		fmt.Fprintf(o.Log, "%s: verification shuffle: %d document infos of %d documents (at most %d of one), %d bytes\n",
+			Tool, sh.Sends, st.VerifiedDocs, sh.Max, sh.Bytes)
+	}
 	if !c.Job.Sketch.Resolved() {
 		// What the pipeline chose from the document count, as dedup does.
 		var n int64
@@ -469,7 +474,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 
 	ver := s.Scope("verify")
 	infosA, infosB, infoCounts := beam.ParDo3(ver, &docInfoFn{C: *c}, beam.GroupByKey(ver, beam.ParDo(ver, needFn, pairs)))
-	halves := beam.ParDo(ver, halfFn, beam.CoGroupByKey(ver, infosA, pairs))
+	halves, halfShuffle := beam.ParDo2(ver, &halfFn{}, beam.CoGroupByKey(ver, infosA, pairs))
 	edges := beam.ParDo(ver, &verifyFn{C: *c}, beam.CoGroupByKey(ver, infosB, halves))
 
 	out := s.Scope("pairs")
@@ -495,7 +500,8 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, splitStatsToStats, splitStats),
 		bucketSt,
 		beam.ParDo(st, candidatesToStats, candCounts),
-		beam.ParDo(st, verifiedDocsToStats, infoCounts),
+		infoCounts,
+		beam.ParDo(st, shuffleToStats, halfShuffle),
 		beam.ParDo(st, histToStats, edges),
 		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))

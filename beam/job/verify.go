@@ -75,17 +75,17 @@ const (
 type docInfoFn struct {
 	C Config
 
-	n int64
+	st Stats
 }
 
-// StartBundle resets the bundle's count.
-func (f *docInfoFn) StartBundle(_, _ func(uint64, DocInfo), _ func(int64)) { f.n = 0 }
+// StartBundle resets the bundle's statistics.
+func (f *docInfoFn) StartBundle(_, _ func(uint64, DocInfo), _ func(Stats)) { f.st = Stats{} }
 
 // ProcessElement takes a split and the local indices, tagged with their
 // roles, of its documents in candidate pairs; it re-reads the split and
 // emits each such document's DocInfo to the outputs of its roles, counting
 // them.
-func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int64) bool, emitA, emitB func(uint64, DocInfo), _ func(int64)) error {
+func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int64) bool, emitA, emitB func(uint64, DocInfo), _ func(Stats)) error {
 	var need []int64
 	var l int64
 	for it(&l) {
@@ -131,13 +131,17 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 			info.Text = slices.Clone(doc.Text)
 		}
 		o := ord(split, rec.Index)
+		var sends int64
 		if role&roleA != 0 {
 			emitA(o, info)
+			sends++
 		}
 		if role&roleB != 0 {
 			emitB(o, info)
+			sends++
 		}
-		f.n++
+		f.st.Shuffle.add(&info, sends)
+		f.st.VerifiedDocs++
 		return next < len(need), nil
 	})
 	if err != nil {
@@ -149,24 +153,40 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 	return nil
 }
 
-// FinishBundle emits the bundle's count of documents read, if not zero.
-func (f *docInfoFn) FinishBundle(_, _ func(uint64, DocInfo), count func(int64)) {
-	if f.n > 0 {
-		count(f.n)
+// FinishBundle emits the bundle's statistics, if it read any document.
+func (f *docInfoFn) FinishBundle(_, _ func(uint64, DocInfo), stats func(Stats)) {
+	if f.st.VerifiedDocs > 0 {
+		stats(f.st)
 	}
 }
 
 // halfFn sends each distinct candidate pair (a, b) to b with a's DocInfo.
-func halfFn(a uint64, infos func(*DocInfo) bool, bs func(*uint64) bool, emit func(uint64, Half)) error {
+type halfFn struct{ st InfoShuffle }
+
+// StartBundle resets the bundle's statistics.
+func (f *halfFn) StartBundle(_ func(uint64, Half), _ func(InfoShuffle)) { f.st = InfoShuffle{} }
+
+// ProcessElement sends each pair of a to its b with a's DocInfo.
+func (f *halfFn) ProcessElement(a uint64, infos func(*DocInfo) bool, bs func(*uint64) bool, emit func(uint64, Half), _ func(InfoShuffle)) error {
 	var info DocInfo
 	if !infos(&info) {
 		return fmt.Errorf("candidate document %d/%d has no features", splitOf(a), localOf(a))
 	}
 	var b uint64
+	var n int64
 	for bs(&b) {
 		emit(b, Half{A: a, Info: info})
+		n++
 	}
+	f.st.add(&info, n)
 	return nil
+}
+
+// FinishBundle emits the bundle's statistics.
+func (f *halfFn) FinishBundle(_ func(uint64, Half), stats func(InfoShuffle)) {
+	if f.st.Sends > 0 {
+		stats(f.st)
+	}
 }
 
 // verifyFn checks the candidate pairs (a, b) that arrive at b with the job's
