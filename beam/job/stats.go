@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -49,6 +50,8 @@ func (a Stats) merge(b Stats) Stats {
 	a.Shuffle = a.Shuffle.merge(b.Shuffle)
 	a.Hist = a.Hist.merge(b.Hist)
 	a.FirstIDs = append(slices.Clone(a.FirstIDs), b.FirstIDs...)
+	slices.SortFunc(a.FirstIDs, func(x, y OrdID) int { return cmp.Compare(x.Ord, y.Ord) })
+	a.FirstIDs = slices.CompactFunc(a.FirstIDs, func(x, y OrdID) bool { return x.Ord == y.Ord })
 	a.Clusters = a.Clusters.merge(b.Clusters)
 	a.Kept += b.Kept
 	best := drift.Histogram{Upper: a.Best.Upper, Counts: slices.Clone(a.Best.Counts)}
@@ -108,7 +111,6 @@ func (*statsFn) MergeAccumulators(a, b Stats) Stats { return a.merge(b) }
 func splitStatsToStats(s SplitStats) Stats     { return Stats{Splits: []SplitStats{s}} }
 func bucketStatsToStats(b BucketStats) Stats   { return Stats{Buckets: b, HasBuckets: true} }
 func candidatesToStats(n int64) Stats          { return Stats{Candidates: n} }
-func shuffleToStats(s InfoShuffle) Stats       { return Stats{Shuffle: s} }
 func histToStats(e Edge) Stats                 { return Stats{Hist: edgeHist(e)} }
 func clusterStatsToStats(c ClusterStats) Stats { return Stats{Clusters: c} }
 func keptToStats(n int64) Stats                { return Stats{Kept: n} }
@@ -142,8 +144,11 @@ func edgeHist(e Edge) Hist {
 }
 
 // firstIDsFn emits the ids of the first members of the buckets listed in the
-// side input (capped, and the largest shared).
-func firstIDsFn(o uint64, info DocInfo, st Stats, emit func(Stats)) {
+// side input (capped, and the largest shared), from the document infos on
+// their way to verification (a document in several tasks comes several
+// times: Stats.merge keeps one).
+func firstIDsFn(_ uint64, info DocInfo, st Stats, emit func(Stats)) {
+	o := info.Ord
 	for _, list := range [...][]LargeBucket{st.Buckets.Largest, st.Buckets.Top} {
 		for _, b := range list {
 			if b.First == o {
