@@ -178,10 +178,10 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	if err != nil {
 		return err
 	}
-	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, pairs []uint64) {
+	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
 		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket})
+			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
 	}); err != nil {
 		return err
@@ -223,6 +223,7 @@ func (f *bucketFn) FinishBundle(_ func(uint64, Cand), stats func(BucketStats)) {
 type Cand struct {
 	B      uint64 // ord of the pair's higher document
 	Bucket uint64 // the bucket's key in place (sketch.PackEntry(key, 0))
+	Size   int    // the bucket's distinct documents
 }
 
 // grouper is what eachBucket needs of lsh.Grouper and sketch.Grouper.
@@ -232,24 +233,24 @@ type grouper interface {
 }
 
 // eachBucket streams sorted entries through g and calls send with the pairs
-// of each shared bucket and the bucket's key in place: it ends g's stream
+// of each shared bucket, the bucket's key in place and its size: it ends g's stream
 // (Flush) after every shared bucket, so each call's pairs are that bucket's.
 // Entries go in chunks and a capped bucket's pairs are sent as they come,
 // bounding the pairs held. It returns pairs, the scratch buffer, for reuse.
 // Flushing between buckets changes neither the pairs nor the metrics: a
 // Grouper holds only the open bucket.
-func eachBucket(g grouper, entries, pairs []uint64, send func(bucket uint64, pairs []uint64)) ([]uint64, error) {
+func eachBucket(g grouper, entries, pairs []uint64, send func(bucket uint64, size int, pairs []uint64)) ([]uint64, error) {
 	const keyMask = ^uint64(1<<sketch.EntryDocBits - 1)
 	const chunk = 1 << 14
 	var err error
-	feed := func(es []uint64, bucket uint64) error {
+	feed := func(es []uint64, bucket uint64, size int) error {
 		for len(es) > 0 {
 			n := min(chunk, len(es))
 			if pairs, err = g.Append(pairs[:0], es[:n]); err != nil {
 				return err
 			}
 			if len(pairs) > 0 {
-				send(bucket, pairs)
+				send(bucket, size, pairs)
 			}
 			es = es[n:]
 		}
@@ -258,33 +259,36 @@ func eachBucket(g grouper, entries, pairs []uint64, send func(bucket uint64, pai
 	done := 0 // entries[:done] are fed
 	for i := 0; i < len(entries); {
 		key := entries[i] & keyMask
-		j := i + 1
-		for j < len(entries) && entries[j]&keyMask == key {
-			j++
+		j, size := i+1, 1
+		for ; j < len(entries) && entries[j]&keyMask == key; j++ {
+			if entries[j] != entries[j-1] {
+				size++
+			}
 		}
-		if j-i > 1 {
-			// The entries before i are buckets of one entry: no pairs.
-			if err := feed(entries[done:j], key); err != nil {
+		if size > 1 {
+			// The entries before i are buckets of one document: no pairs.
+			if err := feed(entries[done:j], key, size); err != nil {
 				return pairs, err
 			}
 			if pairs = g.Flush(pairs[:0]); len(pairs) > 0 {
-				send(key, pairs)
+				send(key, size, pairs)
 			}
 			done = j
 		}
 		i = j
 	}
-	if err := feed(entries[done:], 0); err != nil {
+	if err := feed(entries[done:], 0, 1); err != nil {
 		return pairs, err
 	}
 	if pairs = g.Flush(pairs[:0]); len(pairs) > 0 {
-		return pairs, fmt.Errorf("job: %d pairs from buckets of one entry", len(pairs))
+		return pairs, fmt.Errorf("job: %d pairs from buckets of one document", len(pairs))
 	}
 	return pairs, nil
 }
 
 // Verification tasks. Each distinct candidate pair is verified in one
-// task: the bucket with the lowest key among those that paired it, and a
+// task: the largest bucket among those that paired it (of equal ones the
+// lowest key), where its documents most likely meet their other pairs, and a
 // chunk of at most taskDocs of its lower document's pairs there. A
 // document's info goes once to each task holding one of its pairs, so at
 // most once per shared bucket it is in (once per taskDocs pairs for the
@@ -318,9 +322,13 @@ func (f *distinctFn) ProcessElement(a uint64, it func(*Cand) bool, emitPair func
 	for it(&c) {
 		f.cs = append(f.cs, c)
 	}
-	// The lowest bucket of each b, then a's pairs by bucket.
+	// The largest bucket of each b (of equal ones the lowest key), then a's
+	// pairs by bucket.
 	slices.SortFunc(f.cs, func(x, y Cand) int {
 		if c := cmp.Compare(x.B, y.B); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.Size, x.Size); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.Bucket, y.Bucket)

@@ -187,10 +187,10 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 	if err != nil {
 		return err
 	}
-	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, pairs []uint64) {
+	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
 		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket})
+			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
 	}); err != nil {
 		return err

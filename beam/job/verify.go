@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/jobspec"
 )
@@ -23,7 +25,7 @@ type DocInfo struct {
 	Keep    float64 // its keep-field value, if HasKeep
 	HasKeep bool    // whether it has a keep-field value
 	Sig     []byte  // its signature words, packed
-	Text    []byte  // its text under VerifyExact; nil otherwise
+	Text    []byte  // its text under VerifyExact, compressed (s2 blocks); nil otherwise
 }
 
 func packWords(dst []byte, w []uint64) []byte {
@@ -114,7 +116,7 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*Need
 		info := DocInfo{Ord: ord(split, rec.Index), ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep,
 			HasKeep: doc.HasKeep, Sig: packWords(nil, k.sig)}
 		if exact {
-			info.Text = slices.Clone(doc.Text)
+			info.Text = s2.Encode(nil, doc.Text)
 		}
 		var sends int64
 		for ; next < len(need) && need[next].Local == want; next++ {
@@ -152,6 +154,7 @@ type verifyFn struct {
 	v     *jobspec.Verifier
 	docs  []taskDoc
 	pairs []Pair
+	text  []byte
 }
 
 // taskDoc is a document of a task, its signature and feature set unpacked
@@ -199,7 +202,12 @@ func (f *verifyFn) ProcessElement(task uint64, infos func(*DocInfo) bool, pairs 
 		if !d.ready {
 			d.sig = unpackWords(d.sig[:0], d.info.Sig)
 			if f.v.Exact() {
-				d.feat = f.v.Features(d.feat[:0], d.info.Text)
+				text, err := s2.Decode(f.text[:cap(f.text)], d.info.Text)
+				if err != nil {
+					return nil, fmt.Errorf("verification task %#x: document %d/%d: text: %w", task, splitOf(o), localOf(o), err)
+				}
+				f.text = text
+				d.feat = f.v.Features(d.feat[:0], text)
 			}
 			d.ready = true
 		}
