@@ -35,6 +35,18 @@ type Options struct {
 	// Keep is the keep policy choosing each cluster's kept document. The
 	// zero value means the default, KeepFirst (the lowest index).
 	Keep Policy
+
+	// Reference is the number of reference documents, the documents
+	// numbered 0 … Reference−1: documents kept before (an archive that new
+	// documents are deduplicated against), which are never removed. They
+	// rank before every other document under every policy, among
+	// themselves by index (their attributes are not read), so a cluster
+	// that holds one keeps one: Components keeps its lowest reference
+	// member, and Star visits reference documents first, so that every
+	// star holding one is centred on one. Result.IsKept reports every
+	// reference document as kept, and Metrics.Removed counts only other
+	// documents. Default 0: none. Range 0 … n.
+	Reference int
 }
 
 // EnsureDefaults returns o, or new Options if o is nil; the zero values of
@@ -54,6 +66,9 @@ func (o *Options) Validate() error {
 	}
 	if math.IsNaN(o.Threshold) {
 		return fmt.Errorf("%w: Threshold is NaN", ErrInvalidOptions)
+	}
+	if o.Reference < 0 {
+		return fmt.Errorf("%w: Reference = %d; must be 0 or more", ErrInvalidOptions, o.Reference)
 	}
 	return o.Keep.Validate()
 }
@@ -79,7 +94,8 @@ type Result struct {
 	// Metrics summarises the clustering.
 	Metrics Metrics
 
-	of []uint32 // cluster index per document, or noCluster
+	of  []uint32 // cluster index per document, or noCluster
+	ref uint32   // Options.Reference
 }
 
 const noCluster = math.MaxUint32
@@ -93,21 +109,22 @@ func (r *Result) ClusterOf(doc uint32) int {
 	return int(r.of[doc])
 }
 
-// IsKept reports whether doc survives deduplication: it is a singleton or
-// its cluster's kept document. Out-of-range documents report false.
+// IsKept reports whether doc survives deduplication: it is a singleton, its
+// cluster's kept document or a reference document (Options.Reference).
+// Out-of-range documents report false.
 func (r *Result) IsKept(doc uint32) bool {
 	if int(doc) >= len(r.of) {
 		return false
 	}
 	c := r.of[doc]
-	return c == noCluster || r.Clusters[c].Kept == doc
+	return c == noCluster || r.Clusters[c].Kept == doc || doc < r.ref
 }
 
 // AppendRemoved appends the documents that are not kept, ascending, to dst
 // and returns the extended slice.
 func (r *Result) AppendRemoved(dst []uint32) []uint32 {
 	for d, c := range r.of {
-		if c != noCluster && r.Clusters[c].Kept != uint32(d) {
+		if c != noCluster && r.Clusters[c].Kept != uint32(d) && uint32(d) >= r.ref {
 			dst = append(dst, uint32(d))
 		}
 	}
@@ -122,7 +139,7 @@ type Metrics struct {
 	Used      int         // edges at or above the threshold between distinct documents
 	Clusters  int         // clusters of two or more documents
 	Clustered int         // documents in those clusters
-	Removed   int         // documents not kept: Clustered − Clusters
+	Removed   int         // documents not kept: Clustered − Clusters, less the reference documents not kept by their cluster
 	Largest   int         // size of the largest cluster, 0 if none
 	Sizes     []SizeCount // how many clusters have each size, by size ascending
 }
@@ -168,6 +185,9 @@ func checkInput(n int, edges []Edge, opts *Options) (used int, err error) {
 	if err := opts.Validate(); err != nil {
 		return 0, err
 	}
+	if opts != nil && opts.Reference > n {
+		return 0, fmt.Errorf("%w: Reference = %d with n = %d documents", ErrInvalidOptions, opts.Reference, n)
+	}
 	t := opts.EnsureDefaults().Threshold
 	for i, e := range edges {
 		if int(e.A) >= n || int(e.B) >= n {
@@ -201,7 +221,7 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 		return nil, err
 	}
 	opts = opts.EnsureDefaults()
-	rank, err := newRanker(opts.Keep, n, attrs)
+	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -255,8 +275,21 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 		}
 		cl.Kept = best
 	}
+	res.setReference(opts.Reference)
 	res.Metrics.Edges, res.Metrics.Used = len(edges), used
 	return res, nil
+}
+
+// setReference marks the first ref documents as reference documents, which
+// are never removed, and takes those not kept by their cluster out of
+// Metrics.Removed.
+func (r *Result) setReference(ref int) {
+	r.ref = uint32(ref)
+	for d := range ref {
+		if c := r.of[d]; c != noCluster && r.Clusters[c].Kept != uint32(d) {
+			r.Metrics.Removed--
+		}
+	}
 }
 
 // build turns per-document group labels (a representative document, or

@@ -11,6 +11,8 @@
 //
 // A [Policy] decides which document a cluster keeps: the first (lowest
 // input index), the longest, or the one with the largest value of a field.
+// Reference documents (Options.Reference: an archive the others are
+// deduplicated against) outrank every policy and are never removed.
 // Results are deterministic: they depend on the set of edges and the
 // per-document attributes, never on the order of the edges or on map
 // iteration.

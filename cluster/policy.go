@@ -131,16 +131,17 @@ type Attrs struct {
 // ranks strictly before j, i.e. is the better document to keep.
 type ranker struct {
 	kind    PolicyKind
+	ref     uint32 // reference documents, 0 … ref−1, rank first by index
 	lengths []int64
 	values  []float64
 	has     []bool
 }
 
-func newRanker(p Policy, n int, a *Attrs) (ranker, error) {
+func newRanker(p Policy, n int, a *Attrs, ref int) (ranker, error) {
 	if err := p.Validate(); err != nil {
 		return ranker{}, err
 	}
-	r := ranker{kind: p.Kind}
+	r := ranker{kind: p.Kind, ref: uint32(ref)}
 	if a == nil {
 		a = &Attrs{}
 	}
@@ -171,6 +172,10 @@ func (r *ranker) value(i uint32) (float64, bool) {
 }
 
 func (r *ranker) before(i, j uint32) bool {
+	if i < r.ref || j < r.ref {
+		// Reference documents rank first, among themselves by index.
+		return i < j
+	}
 	switch r.kind {
 	case KeepLongest:
 		if li, lj := r.lengths[i], r.lengths[j]; li != lj {

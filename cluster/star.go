@@ -35,7 +35,7 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 		return nil, fmt.Errorf("%w: %d edges above the threshold; Star handles fewer than 2³¹", ErrInvalidOptions, used)
 	}
 	opts = opts.EnsureDefaults()
-	rank, err := newRanker(opts.Keep, n, attrs)
+	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 		}
 	}
 
-	if opts.Keep.Kind != KeepFirst { // for KeepFirst, index order already is policy order
+	if opts.Keep.Kind != KeepFirst { // for KeepFirst, index order already is policy order (reference documents first)
 		slices.SortFunc(order, func(a, b uint32) int {
 			switch {
 			case rank.before(a, b):
@@ -99,6 +99,7 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 		}
 	}
 	res := build(n, rep, start[:n])
+	res.setReference(opts.Reference)
 	res.Metrics.Edges, res.Metrics.Used = len(edges), used
 	return res, nil
 }

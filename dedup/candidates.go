@@ -26,7 +26,9 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer it.Close()
 
-	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap)
+	// Reference documents, numbered first, are never paired with each
+	// other (jobspec's rules).
+	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap, r.ref.n)
 	if err != nil {
 		return err
 	}
@@ -50,12 +52,20 @@ func (r *run) candidates(ctx context.Context) error {
 	// they are left out here, so that they pair with nothing, as if they had
 	// never been read.
 	dropped := r.dropped > 0
+	// Entries number documents after the reference documents, which are
+	// neither.
+	status := func(v uint64) uint8 {
+		if d := sketch.EntryDoc(v); d >= r.ref.n {
+			return r.docs.status[d-r.ref.n]
+		}
+		return docOK
+	}
 	for v, ok := it.Next(); ok; v, ok = it.Next() {
 		read++
-		if lateCopies && r.docs.status[sketch.EntryDoc(v)] == docCopy {
+		if lateCopies && status(v) == docCopy {
 			continue // a copy found after signing: banded, but not paired
 		}
-		if dropped && r.docs.status[sketch.EntryDoc(v)] == docBad {
+		if dropped && status(v) == docBad {
 			continue
 		}
 		chunk = append(chunk, v)
@@ -90,6 +100,9 @@ func (r *run) candidates(ctx context.Context) error {
 	for v, ok := pit.Next(); ok; v, ok = pit.Next() {
 		if err := r.pairs.add(v); err != nil {
 			return err
+		}
+		if uint32(v>>32) < r.ref.n {
+			r.ref.candidates++
 		}
 	}
 	if err := pit.Err(); err != nil {

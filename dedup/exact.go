@@ -126,19 +126,21 @@ func (e *exactPass) finish(mark func(copy, first uint32)) error {
 // copies: a copy is left out, as a run without the pass leaves it. A group's
 // first document cannot be: its copies were not signed, and a run without
 // the pass would sign the next copy in its place, so the run fails with
-// ErrExactPassBad, naming the document (id returns a document's id).
-func (e *exactPass) dropBad(status []uint8, id func(uint32) []byte) error {
+// ErrExactPassBad, naming the document (id returns a document's id). The
+// pass numbers documents from base on (after the reference documents);
+// status and id take a document's position among the inputs.
+func (e *exactPass) dropBad(status []uint8, base uint32, id func(uint32) []byte) error {
 	kept := e.copies[:0]
 	for _, c := range e.copies {
-		if status[uint32(c>>32)] != docBad {
+		if status[uint32(c>>32)-base] != docBad {
 			kept = append(kept, c)
 		}
 	}
 	e.copies = kept
 	for _, c := range e.copies {
-		if f := uint32(c); status[f] == docBad {
+		if f := uint32(c); status[f-base] == docBad {
 			return fmt.Errorf("%w: document %d (id %q) repeats an earlier id and has exact copies (document %d the first); run without the exact pass (--exact-pass=false)",
-				ErrExactPassBad, f, id(f), uint32(c>>32))
+				ErrExactPassBad, f-base, id(f-base), uint32(c>>32)-base)
 		}
 	}
 	return nil

@@ -57,7 +57,7 @@ func (r *run) scoreGolden(truth *eval.PairFile) *eval.Score {
 			clusters[i] = append(clusters[i], id(m))
 		}
 	}
-	docs := r.rep.Counts.Documents - r.rep.Counts.Bad
+	docs := r.rep.Counts.Documents - r.rep.Counts.Bad + int64(r.ref.m) // and the reference documents in pairs
 	cs := eval.ScoreClusters(truth.Pairs, r.job.Threshold, clusters, docs)
 	s.Clusters = &cs
 	return s

@@ -241,10 +241,17 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 	})
 	pick = append(pick, order[:min(len(order), htmlSamples-1)]...)
 
+	// Texts by input record: a reference document's (numbered below
+	// r.ref.m) is not read again.
+	m := int64(r.ref.m)
 	want := map[int64][]byte{}
 	for _, ci := range pick {
 		e := r.edges[weakest[ci]]
-		want[int64(e.a)], want[int64(e.b)] = nil, nil
+		for _, d := range []int64{int64(e.a), int64(e.b)} {
+			if d >= m {
+				want[d-m] = nil
+			}
+		}
 	}
 	if err := r.readTexts(ctx, want); err != nil {
 		return nil, err
@@ -255,7 +262,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		out = append(out, htmlreport.Sample{
 			Cluster: ci, Size: len(cl[ci].Members), Kept: string(r.docs.id(cl[ci].Kept)),
 			A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), Similarity: e.Sim(),
-			Comparison: htmlreport.Compare(string(want[int64(e.a)]), string(want[int64(e.b)]), htmlContextWords, htmlMaxWords),
+			Comparison: htmlreport.Compare(string(want[int64(e.a)-m]), string(want[int64(e.b)-m]), htmlContextWords, htmlMaxWords),
 		})
 	}
 	return out, nil

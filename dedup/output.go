@@ -19,10 +19,11 @@ func (r *run) cluster(ctx context.Context) error {
 	}
 	attrs := &cluster.Attrs{Lengths: r.docs.length, Values: r.docs.keep, Has: r.docs.hasKeep}
 	var err error
+	opts := r.job.ReferenceClusterOptions(r.ref.m) // reference documents placed first
 	if r.job.Cluster == Star {
-		r.result, err = cluster.Star(r.docs.len(), edges, attrs, r.job.ClusterOptions())
+		r.result, err = cluster.Star(r.docs.len(), edges, attrs, opts)
 	} else {
-		r.result, err = cluster.Components(r.docs.len(), edges, attrs, r.job.ClusterOptions())
+		r.result, err = cluster.Components(r.docs.len(), edges, attrs, opts)
 	}
 	return err
 }
@@ -65,10 +66,14 @@ func (r *run) writeClusters(path string) error {
 		var members [][]byte
 		for i, c := range r.result.Clusters {
 			members = members[:0]
+			ref := 0 // reference members come first
 			for _, m := range c.Members {
 				members = append(members, r.docs.id(m))
+				if int(m) < r.ref.m {
+					ref++
+				}
 			}
-			line = jobspec.AppendClusterLine(line[:0], i, r.docs.id(c.Kept), members)
+			line = jobspec.AppendClusterLineRef(line[:0], i, r.docs.id(c.Kept), members, ref)
 			if _, err := w.Write(line); err != nil {
 				return err
 			}
@@ -79,10 +84,11 @@ func (r *run) writeClusters(path string) error {
 
 // writeKept copies the input records of the kept documents, untouched.
 func (r *run) writeKept(ctx context.Context, path string) error {
-	keep := corpus.NewBitset(int64(r.docs.len()))
+	m := r.ref.m // reference documents, placed first, are never written
+	keep := corpus.NewBitset(int64(r.docs.len() - m))
 	var kept int64
-	for d, st := range r.docs.status {
-		if st != docBad && r.result.IsKept(uint32(d)) {
+	for d, st := range r.docs.status[m:] {
+		if st != docBad && r.result.IsKept(uint32(m+d)) {
 			keep.Set(int64(d))
 			kept++
 		}

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bufio"
+	"fmt"
 	"time"
 
 	"github.com/neardup/neardup/internal/jobspec"
@@ -13,8 +14,8 @@ import (
 func (r *run) finish() {
 	rep := r.rep
 	c := &rep.Counts
-	c.Documents = int64(r.docs.len())
-	for _, st := range r.docs.status {
+	c.Documents = int64(r.docs.len() - r.ref.m) // inputs only: reference documents are placed first
+	for _, st := range r.docs.status[r.ref.m:] {
 		switch st {
 		case docEmpty:
 			c.Empty++
@@ -34,6 +35,9 @@ func (r *run) finish() {
 		rep.Sizes = append(rep.Sizes, ClusterSizeBin{Size: s.Size, Count: s.Count})
 	}
 	rep.Signatures = jobspec.NewSignatureReport(r.hashMetrics)
+	if r.stored != nil {
+		rep.Signatures.Stored = r.stored.path
+	}
 	rep.Buckets.SetCounts(r.buckets)
 	for _, lb := range r.buckets.Largest {
 		rep.Buckets.Largest = append(rep.Buckets.Largest, r.largeBucket(lb))
@@ -44,12 +48,30 @@ func (r *run) finish() {
 	for _, e := range r.edges {
 		rep.PairSim.Add(e.Verdict)
 	}
-	jobspec.AddBestMatches(rep, len(r.edges), func(i int) (uint32, uint32, jobspec.Verdict) {
+	if f := &r.ref; f.rep != nil {
+		rep.Reference = f.rep
+		f.rep.ReferencePairs.Candidates, f.rep.ReferencePairs.Verified = f.candidates, f.verified
+		f.rep.InputPairs.Candidates, f.rep.InputPairs.Verified = c.Candidates-f.candidates, c.VerifiedPairs-f.verified
+		for _, cl := range r.result.Clusters {
+			ref := 0
+			for ref < len(cl.Members) && int(cl.Members[ref]) < f.m {
+				ref++
+			}
+			f.rep.Clustered += int64(ref)
+			if ref > 0 {
+				f.rep.RemovedByReference += int64(len(cl.Members) - ref)
+			}
+		}
+	}
+	// Best matches of the inputs only: a reference document's are no
+	// measure of the input's drift.
+	ref := uint32(r.ref.m)
+	jobspec.AddInputBestMatches(rep, len(r.edges), func(i int) (uint32, uint32, jobspec.Verdict) {
 		e := &r.edges[i]
 		return e.a, e.b, e.Verdict
-	})
-	if r.sigs != nil { // under exact verification, verify reports it
-		rep.Spill.SigBytes = r.sigs.SpilledBytes()
+	}, func(d uint32) bool { return d >= ref })
+	if r.sigs != nil { // under exact verification, verify reports its own (and these are the reference documents')
+		rep.Spill.SigBytes += r.sigs.SpilledBytes()
 	}
 	rep.PeakRSSBytes = peakRSS()
 	rep.WallSeconds = time.Since(r.t0).Seconds()
@@ -57,7 +79,11 @@ func (r *run) finish() {
 
 // largeBucket is the report's entry for a bucket of the run's entries.
 func (r *run) largeBucket(b lsh.Bucket) LargeBucket {
-	return jobspec.NewLargeBucket(b.Size, r.docs.id(b.First), sketch.EntryBucket(b.Key))
+	id, err := r.globalID(b.First)
+	if err != nil {
+		id = []byte(fmt.Sprintf("(reference document %d: %v)", b.First, err))
+	}
+	return jobspec.NewLargeBucket(b.Size, id, sketch.EntryBucket(b.Key))
 }
 
 // writeReport writes report.json under a temporary name.

@@ -22,6 +22,7 @@ import (
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/sigfile"
 )
 
 // Tool is the name report.json gives Run.
@@ -40,16 +41,25 @@ type run struct {
 	t0       time.Time
 	out      outputs // the output files, committed together at the end
 
-	docs    docTable
-	texts   *docstore.Store // document texts, for exact verification
-	sigs    *docstore.Store // packed signatures, unless sigMem holds them
-	sigMem  []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
-	entries *extsort.Sorter // (bucket key | document) entries
-	exact   *exactPass      // the exact-duplicate pass, or nil
+	docs     docTable
+	texts    *docstore.Store // document texts, for exact verification, from document textBase on
+	textBase uint32          // the first document with a text record (reference documents without texts come before)
+	textsOn  bool            // a text record has been stored
+	sigs     *docstore.Store // packed signatures, unless sigMem holds them (under exact verification, of the reference documents only)
+	sigMem   []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
+	entries  *extsort.Sorter // (bucket key | document) entries
+	exact    *exactPass      // the exact-duplicate pass, or nil
 
-	ids     *dupid.Detector // during sign: the check of repeated ids
-	dropped int64           // documents made bad for a repeated id
-	bad     *corpus.BadLog  // Options.BadOut, or nil
+	ref      refs            // reference documents (Options.Against)
+	stored   *storedSigs     // the inputs' stored signatures (Options.Signatures)
+	sigOut   *sigfile.Writer // Options.SignaturesOut (under SkipBad, staged until sign ends)
+	sigStage string          // the staged signature file, under SkipBad
+	emptySig []uint64        // the signature of a text without features, for sigOut
+
+	ids         *dupid.Detector // during sign: the check of repeated ids
+	dropped     int64           // documents made bad for a repeated id
+	droppedDocs []int64         // those documents, ascending
+	bad         *corpus.BadLog  // Options.BadOut, or nil
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
@@ -212,6 +222,29 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		r.sigs = docstore.New(tmp, "sigs", m/16)
 		defer r.sigs.Close()
 	}
+	if job.Verify == VerifyExact && len(o.Against) > 0 {
+		// The reference documents' signatures are read (or made) once and
+		// kept: those of a signature file or an index have no text to
+		// recompute them from.
+		r.sigs = docstore.New(tmp, "sigs", m/16)
+		defer r.sigs.Close()
+	}
+	// The ids of reference documents: only those in verified pairs are
+	// read back.
+	r.ref.ids = docstore.New(tmp, "refids", m/64)
+	defer r.ref.ids.Close()
+	if o.Signatures != "" {
+		if err := r.openStored(); err != nil {
+			return nil, err
+		}
+		defer r.stored.r.Close()
+	}
+	if o.SignaturesOut != "" {
+		if err := r.openSignaturesOut(); err != nil {
+			return nil, err
+		}
+		defer r.sigOut.Abort()
+	}
 	if !o.SkipExactPass {
 		if k, err := r.sketch.NewSketcher(); err != nil {
 			return nil, err
@@ -221,22 +254,37 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	}
 	r.rep.Config.ExactPass = r.exact != nil
 
-	stages := []struct {
+	type stage struct {
 		name string
 		fn   func(context.Context) error
-	}{
+	}
+	var stages []stage
+	if len(o.Against) > 0 {
+		stages = append(stages, stage{"reference", r.reference})
+	}
+	stages = append(stages, []stage{
 		{"sign", r.sign},
 		{"candidates", r.candidates},
 		{"verify", r.verify},
-		{"cluster", r.cluster},
+		{"cluster", func(ctx context.Context) error {
+			if err := r.place(); err != nil {
+				return err
+			}
+			return r.cluster(ctx)
+		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
-	}
+	}...)
 	for _, st := range stages {
 		t := time.Now()
 		if err := st.fn(ctx); err != nil {
 			return nil, err
 		}
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
+	}
+	if r.sigOut != nil {
+		if err := r.sigOut.Close(); err != nil {
+			return nil, fmt.Errorf("dedup: --signatures-out: %w", err)
+		}
 	}
 	r.finish()
 	if golden != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/minhash"
 )
 
 // Document states.
@@ -23,7 +24,7 @@ const (
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
 	index   []int64
-	file    []string // where each record is, for the check of repeated ids
+	file    []string // where each record is, for the check of repeated ids and the errors of stored signatures
 	line    []int64
 	status  []uint8
 	ids     []byte
@@ -33,27 +34,33 @@ type signed struct {
 	hasKeep []bool
 	texts   []byte
 	textEnd []int
-	sigs    []uint64 // Words() per OK document
+	sigs    []uint64 // Words() per OK document (none when signatures are stored)
 	entries []uint64
 	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
 	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
 }
 
 // signer is one worker's state. Documents are numbered by their input
-// position in band-key entries (sketch.PackEntry), so a run takes up to
-// 2^sketch.EntryDocBits documents.
+// position in band-key entries (sketch.PackEntry), after the reference
+// documents (base of them), so a run takes up to 2^sketch.EntryDocBits
+// documents.
 type signer struct {
 	sk      sketch.Sketcher
 	drift   drift.Distributions // of the documents this worker signed
-	band    bool                // make bucket keys (else they wait for the corpus size: bandStored)
+	band    bool                // make bucket keys (else they wait for the corpus size: bandFingerprints)
 	keys    []uint64
-	keepTx  bool // keep texts (exact verification)
-	maxText int  // capacity of texts kept across batches
+	base    uint32 // documents numbered before these records'
+	keepTx  bool   // keep texts (exact verification, stored signatures)
+	stored  bool   // signatures are read, not made (Options.Signatures): parse only
+	maxText int    // capacity of texts kept across batches
 
 	// The exact-duplicate pass (exact.go), when th is not nil.
 	th    sketch.TextHasher
 	exact *exactPass
 	batch map[[2]uint64]struct{} // the hashes of this batch's signed documents
+	// signAll: a copy the table already knows is signed all the same
+	// (Options.SignaturesOut writes every document's signature).
+	signAll bool
 }
 
 // begin empties out, which holds an earlier batch's documents, for b.
@@ -92,8 +99,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
 			k := [2]uint64{hi, lo}
-			if _, ok := w.batch[k]; ok || w.exact.has(k) {
-				// A copy of an earlier document: not signed.
+			if _, ok := w.batch[k]; (ok || w.exact.has(k)) && !w.signAll {
+				// A copy of an earlier document: not signed (nor, with
+				// stored signatures, banded).
 				out.status = append(out.status, docCopy)
 				out.textEnd = append(out.textEnd, len(out.texts))
 				out.entEnd = append(out.entEnd, len(out.entries))
@@ -101,6 +109,17 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 			}
 			w.batch[k] = struct{}{}
 		}
+	}
+	if w.stored {
+		// The collector takes the stored signature, in input order, and
+		// makes the band-key entries (takeStored). The features are not
+		// counted (report.json's drift has none): that takes hashing.
+		w.drift.TextBytes.Add(float64(len(doc.Text)))
+		out.status = append(out.status, docOK)
+		out.texts = append(out.texts, doc.Text...)
+		out.textEnd = append(out.textEnd, len(out.texts))
+		out.entEnd = append(out.entEnd, len(out.entries))
+		return nil
 	}
 	n := len(out.sigs)
 	before := w.sk.Metrics().Features
@@ -121,7 +140,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.textEnd = append(out.textEnd, len(out.texts))
 	if w.band {
 		w.keys = w.sk.AppendBucketKeys(w.keys[:0], sigs[n:])
-		out.entries = sketch.AppendEntries(out.entries, w.keys, uint32(rec.Index))
+		out.entries = sketch.AppendEntries(out.entries, w.keys, w.base+uint32(rec.Index))
 	}
 	out.entEnd = append(out.entEnd, len(out.entries))
 	return nil
@@ -140,37 +159,110 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.entEnd = append(out.entEnd, len(out.entries))
 }
 
-// sign reads every input, signs every document on all workers and hands the
-// results, in input order, to r.collect.
+// sign reads every input, signs every document on all workers (or takes
+// its stored signature) and hands the results, in input order, to
+// r.collect.
+//
+// The inputs' ids go to the check of repeated ids (checkIDs), within a
+// sixteenth of the budget (see Run). Reference documents are not part of
+// it: an input may have a reference document's id (the same page crawled
+// again is the usual near duplicate of a reference), and reference ids
+// repeated across or within reference sources are the reference's own
+// business; only the inputs' ids name the outputs' records.
 func (r *run) sign(ctx context.Context) error {
-	reader, err := corpus.NewReader(r.inputs, &r.opts.Corpus)
-	if err != nil {
-		return err
-	}
-	defer reader.Close()
-	r.bar.Stage("sign", reader.Progress().Total, func() int64 { return reader.Progress().Read })
-	defer r.bar.Finish()
-
-	// The ids go to the check of repeated ids, within a sixteenth of the
-	// budget (see Run).
+	var err error
 	r.ids, err = dupid.New(&dupid.Options{Memory: r.opts.Memory / 16, TempDir: r.tmp})
 	if err != nil {
 		return err
 	}
 	defer r.ids.Close()
+	var dr drift.Distributions
+	r.parseStats, r.readStats, r.hashMetrics, dr, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, true, r.collect)
+	if err != nil {
+		return err
+	}
+	if err := r.rep.Drift.Merge(dr); err != nil {
+		return err
+	}
+	// Records the reader skipped as bad after the last one it handed out
+	// leave no gap for collect to fill: they are bad documents too.
+	for int64(r.docs.len()) < r.readStats.Records {
+		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
+			return err
+		}
+	}
+	if err := r.finishSign(); err != nil {
+		return err
+	}
+	if r.exact != nil {
+		// Copies are numbered as in band-key entries, after the
+		// reference documents.
+		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy }); err != nil {
+			return err
+		}
+	}
+	if err := r.checkIDs(); err != nil {
+		return err
+	}
+	if r.exact != nil && r.dropped > 0 {
+		if err := r.exact.dropBad(r.docs.status, r.ref.n, r.docs.id); err != nil {
+			return err
+		}
+	}
+	if err := r.checkMissing(); err != nil {
+		return err
+	}
+	if err := r.finishSignaturesOut(); err != nil {
+		return err
+	}
+	if r.bad != nil {
+		if err := r.bad.Flush(); err != nil {
+			return err
+		}
+	}
+	r.warnKeep()
+	if !r.job.Sketch.Resolved() {
+		return r.bandFingerprints()
+	}
+	return nil
+}
+
+// signCorpus reads the corpus inputs, signs every document on all workers
+// (only parses it, if stored) and hands the results, in input order, to
+// collect; the records' documents are numbered from base on. Only the
+// inputs (input) go through the exact-duplicate pass: a reference document
+// is never a copy nor the first of copies, so an input that is an exact
+// copy of one is signed and paired with it as a run without the pass pairs
+// it. It returns the parsers' and the reader's statistics, the signing
+// metrics and the drift distributions of the documents signed.
+func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, base uint32, stored, input bool, collect func(*signed) error) (parse, read corpus.Stats, hash minhash.Metrics, dr drift.Distributions, err error) {
+	dr = drift.NewDistributions()
+	reader, err := corpus.NewReader(inputs, &r.opts.Corpus)
+	if err != nil {
+		return parse, read, hash, dr, err
+	}
+	defer reader.Close()
+	r.bar.Stage(stage, reader.Progress().Total, func() int64 { return reader.Progress().Read })
+	defer r.bar.Finish()
 
 	var signers []*signer
-	r.parseStats, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
+	parse, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
 		func() (corpuspipe.Worker[signed], error) {
 			w, err := r.newSigner()
 			if err != nil {
 				return corpuspipe.Worker[signed]{}, err
 			}
+			w.base, w.stored = base, stored
+			w.keepTx = w.keepTx || stored
+			if !input {
+				w.th = nil
+			}
+			w.signAll = r.sigOut != nil
 			signers = append(signers, w)
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
 		},
 		func(b *corpuspipe.Batch[signed]) error {
-			if err := r.collect(&b.Result); err != nil {
+			if err := collect(&b.Result); err != nil {
 				return err
 			}
 			if r.bad != nil {
@@ -182,45 +274,15 @@ func (r *run) sign(ctx context.Context) error {
 			return nil
 		})
 	if err != nil {
-		return err
+		return parse, read, hash, dr, err
 	}
 	for _, w := range signers {
-		r.hashMetrics = r.hashMetrics.Add(w.sk.Metrics())
-		if err := r.rep.Drift.Merge(w.drift); err != nil {
-			return err
+		hash = hash.Add(w.sk.Metrics())
+		if err := dr.Merge(w.drift); err != nil {
+			return parse, read, hash, dr, err
 		}
 	}
-	r.readStats = reader.Stats()
-	// Records the reader skipped as bad after the last one it handed out
-	// leave no gap for collect to fill: they are bad documents too.
-	for int64(r.docs.len()) < r.readStats.Records {
-		if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil); err != nil {
-			return err
-		}
-	}
-	if r.exact != nil {
-		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c] = docCopy }); err != nil {
-			return err
-		}
-	}
-	if err := r.checkIDs(); err != nil {
-		return err
-	}
-	if r.exact != nil && r.dropped > 0 {
-		if err := r.exact.dropBad(r.docs.status, r.docs.id); err != nil {
-			return err
-		}
-	}
-	if r.bad != nil {
-		if err := r.bad.Flush(); err != nil {
-			return err
-		}
-	}
-	r.warnKeep()
-	if !r.job.Sketch.Resolved() {
-		return r.bandStored()
-	}
-	return nil
+	return parse, reader.Stats(), hash, dr, nil
 }
 
 // checkIDs finds the ids that repeat an earlier document's. Without SkipBad
@@ -242,6 +304,7 @@ func (r *run) checkIDs() error {
 	return r.ids.All(func(dup *dupid.Duplicate) error {
 		r.docs.status[dup.Second.Index] = docBad
 		r.dropped++
+		r.droppedDocs = append(r.droppedDocs, dup.Second.Index)
 		if r.bad != nil {
 			return r.bad.Write(dup.RecordError(""))
 		}
@@ -285,6 +348,11 @@ func (r *run) newSigner() (*signer, error) {
 
 // collect appends one batch's documents to the run's tables and stores.
 func (r *run) collect(s *signed) error {
+	if r.stored != nil {
+		if err := r.takeStored(s); err != nil {
+			return err
+		}
+	}
 	words := r.sketch.Words()
 	id0, tx0, sg, hs, en := 0, 0, 0, 0, 0
 	for j, idx := range s.index {
@@ -310,12 +378,22 @@ func (r *run) collect(s *signed) error {
 			sg += words
 		}
 		text := s.texts[tx0:s.textEnd[j]]
+		if st != docOK {
+			text = nil // kept only for the stored signatures' check
+		}
+		// The signature file gets every signed document's signature, a
+		// copy's included (signed: signer.signAll), before the exact pass
+		// drops it.
+		if err := r.writeSignature(st, s.ids[id0:s.idEnd[j]], sig); err != nil {
+			return err
+		}
 		entries := s.entries[en:s.entEnd[j]]
 		if (st == docOK || st == docCopy) && len(s.hashes) > 0 {
 			// The exact pass decides, in input order, whether the document
 			// is the first of its text or a copy (whose signature and band
-			// keys, if a worker made them, are dropped).
-			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, uint32(idx))
+			// keys, if a worker made them, are dropped). Documents are
+			// numbered as in band-key entries, after the reference ones.
+			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
 			if err != nil {
 				return err
 			}
@@ -336,8 +414,14 @@ func (r *run) collect(s *signed) error {
 }
 
 func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, sig []uint64) error {
+	if uint64(r.ref.n)+uint64(r.docs.len()) >= 1<<sketch.EntryDocBits {
+		return fmt.Errorf("dedup: more than %d documents, reference documents included", uint64(1)<<sketch.EntryDocBits-1)
+	}
 	r.docs.add(status, id, length, keep, hasKeep)
 	if r.texts != nil {
+		if !r.textsOn {
+			r.textsOn, r.textBase = true, r.ref.n
+		}
 		if _, err := r.texts.Append(text); err != nil {
 			return err
 		}
@@ -350,7 +434,7 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 		}
 		return nil
 	}
-	if r.sigs == nil { // exact verification recomputes them (see verify)
+	if r.sigs == nil || r.job.Verify == VerifyExact { // exact verification recomputes them (see verify)
 		return nil
 	}
 	_, err := r.sigs.AppendUint64s(sig)

@@ -25,11 +25,12 @@ func (r *run) countDF(ctx context.Context) error {
 	return nil
 }
 
-// bandStored chooses what waited for the corpus size (SimHash's blocks, by
-// the number of documents signed, exact copies included) and makes the bucket-key entries of every
-// signed document from the signatures kept in memory, in document order, as
-// the sign workers would have.
-func (r *run) bandStored() error {
+// bandFingerprints chooses what waited for the corpus size (SimHash's
+// blocks, by the number of documents signed, exact copies included) and
+// makes the bucket-key entries of every signed document from the
+// signatures kept in memory, in document order, as the sign workers would
+// have.
+func (r *run) bandFingerprints() error {
 	var n int64
 	for _, st := range r.docs.status {
 		// Exact copies count: the blocks are those a run without the

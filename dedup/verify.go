@@ -23,12 +23,14 @@ type edge struct {
 // bytes a document at K = 128, most of them never in a candidate pair, which
 // made their spill the largest write of a run): featureSets recomputes those
 // of the documents in candidate pairs from their texts, beside their feature
-// sets, and sigOf reads them by the feature sets' numbering.
+// sets, numbered as the feature sets, and sigOf reads them (the stored
+// signatures of reference documents without texts are kept in r.sigs: see
+// Run).
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
 	sigs := r.sigs
 	var feats *docstore.Store
-	var featRec []int32
+	var featRec []int32 // by document − r.textBase
 	if r.job.Verify == VerifyExact {
 		var err error
 		feats, sigs, featRec, err = r.featureSets(ctx)
@@ -40,10 +42,12 @@ func (r *run) verify(ctx context.Context) error {
 		r.rep.Spill.SigBytes = sigs.SpilledBytes()
 	}
 	// sigOf appends document d's signature to dst: recomputed under exact
-	// verification, else the one kept while signing.
+	// verification, but for a reference document without text, whose
+	// stored signature r.sigs keeps (numbered as the reference documents);
+	// else the one kept while signing.
 	sigOf := func(dst []uint64, d uint32) ([]uint64, error) {
-		if featRec != nil {
-			return sigs.GetUint64s(dst, int(featRec[d]))
+		if featRec != nil && !r.ref.textless(d) {
+			return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
 		}
 		return r.signature(dst, d)
 	}
@@ -65,13 +69,16 @@ func (r *run) verify(ctx context.Context) error {
 				var out []edge
 				for _, p := range pairs {
 					a, b := uint32(p>>32), uint32(p)
+					// A reference document known only by its signature
+					// is verified by the estimate (jobspec.ReferenceVerify).
+					textless := r.ref.textless(a)
 					var err error
 					if int64(a) != lastA {
 						if sa, err = sigOf(sa[:0], a); err != nil {
 							return nil, err
 						}
-						if feats != nil {
-							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a])); err != nil {
+						if feats != nil && !textless {
+							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
 						}
@@ -80,12 +87,19 @@ func (r *run) verify(ctx context.Context) error {
 					if sb, err = sigOf(sb[:0], b); err != nil {
 						return nil, err
 					}
-					if feats != nil {
-						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b])); err != nil {
-							return nil, err
+					var d jobspec.Verdict
+					var ok bool
+					if textless {
+						d, ok = v.VerifyWithoutTexts(sa, sb)
+					} else {
+						if feats != nil {
+							if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
+								return nil, err
+							}
 						}
+						d, ok = v.Verify(sa, sb, fa, fb)
 					}
-					if d, ok := v.Verify(sa, sb, fa, fb); ok {
+					if ok {
 						out = append(out, edge{a: a, b: b, Verdict: d})
 					}
 				}
@@ -114,24 +128,30 @@ type featSig struct {
 
 // featureSets computes, for every document in a candidate pair, its sorted
 // feature set and its signature, in parallel, and stores them; featRec maps a
-// document to its record in both stores (or -1).
+// document d ≥ r.textBase to its record in both stores, at d − r.textBase
+// (or -1). A reference document without text (a signature file's or an
+// index's) has neither: its pairs are verified by the estimate, from its
+// stored signature (r.sigs) and its input's recomputed one.
 func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, featRec []int32, err error) {
-	n := r.docs.len()
+	n := int(r.ref.n) + r.docs.len() - int(r.textBase)
 	featRec = make([]int32, n)
 	for i := range featRec {
 		featRec[i] = -1
 	}
 	var need []uint32
 	mark := func(d uint32) {
-		if featRec[d] == -1 {
-			featRec[d] = -2
+		if featRec[d-r.textBase] == -1 {
+			featRec[d-r.textBase] = -2
 			need = append(need, d)
 		}
 	}
 	if err := r.pairs.each(func(c []uint64) error {
 		for _, p := range c {
-			mark(uint32(p >> 32))
-			mark(uint32(p))
+			if a := uint32(p >> 32); !r.ref.textless(a) {
+				mark(a)
+			}
+			mark(uint32(p)) // an input: its signature is recomputed
+
 		}
 		return nil
 	}); err != nil {
@@ -172,7 +192,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 				out := &featSig{end: make([]int, len(docs)), sigs: make([]uint64, 0, len(docs)*words)}
 				for i, d := range docs {
 					var err error
-					if text, err = r.texts.Get(text[:0], int(d)); err != nil {
+					if text, err = r.texts.Get(text[:0], int(d-r.textBase)); err != nil {
 						return nil, err
 					}
 					fs = v.Features(fs, text)
@@ -197,7 +217,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 				if _, err := sigs.AppendUint64s(fsg.sigs[i*words : (i+1)*words]); err != nil {
 					return err
 				}
-				featRec[d] = int32(rec)
+				featRec[d-r.textBase] = int32(rec)
 				lo = hi
 			}
 			r.bar.Add(int64(len(fsg.end)), 0)

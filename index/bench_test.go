@@ -162,3 +162,35 @@ func BenchmarkMemory(b *testing.B) {
 	defer x.Close()
 	benchOps(b, x, benchIndex(b, x))
 }
+
+// BenchmarkPebbleKeys compares the bucket-key widths on a Pebble index of
+// benchDocs documents, as BenchmarkPebble: the service's operations, and
+// (the Size sub-benchmark, which times nothing) the bytes per document of
+// the sstables and of the postings in them, after a full compaction.
+// Compare with benchstat -col /keys.
+func BenchmarkPebbleKeys(b *testing.B) {
+	for _, w := range []int{NarrowKeyBytes, WideKeyBytes} {
+		b.Run(fmt.Sprintf("keys=%d", w), func(b *testing.B) {
+			x, err := Open(filepath.Join(b.TempDir(), "index"), &Options{NoSync: true, BucketKeyBytes: w})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer x.Close()
+			sigs := benchIndex(b, x)
+			if err := x.Flush(ctx, true); err != nil {
+				b.Fatal(err)
+			}
+			tables, _, postings, err := x.sizes()
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run("Size", func(b *testing.B) {
+				for b.Loop() {
+				}
+				b.ReportMetric(float64(tables)/benchDocs, "table-B/doc")
+				b.ReportMetric(float64(postings)/benchDocs, "posting-B/doc")
+			})
+			benchOps(b, x, sigs)
+		})
+	}
+}

@@ -17,9 +17,26 @@ import (
 // values), part of the meta record. Version 2 added packed postings: an index
 // is marked version 2 when a bulk build or a repack writes them, and stays
 // version 1 otherwise (a Redis index always), so that older builds, which
-// read only version 1, still open it. An index of a later version does not open
-// (ErrCorrupt).
-const FormatVersion = 2
+// read only version 1, still open it. Version 3 is an index of 8-byte bucket
+// keys (Config.BucketKeyBytes), packed or not, which builds before it would
+// misread: every index of 8-byte keys is version 3, every index of 4-byte
+// keys version 1 or 2. An index of a later version does not open (ErrCorrupt).
+const FormatVersion = 3
+
+// Bucket-key widths, Config.BucketKeyBytes.
+const (
+	// NarrowKeyBytes is the width of the bucket keys of layout versions 1
+	// and 2: the batch job's sketch.BucketKeyBits. With n postings in the
+	// index a query's bucket meets a foreign key with probability n/2^32
+	// (0.4% per bucket at 16 million postings, several foreign candidates
+	// per query at 10⁹); verification drops them, at the cost of a read
+	// and a comparison each.
+	NarrowKeyBytes = 4
+	// WideKeyBytes is the width of the bucket keys of layout version 3: the
+	// full 64-bit band key (sketch.Config.AppendBandKeys), so that
+	// different band values share a bucket with probability n/2^64.
+	WideKeyBytes = 8
+)
 
 // Config is what defines an index: the shingle spec and minhash params of its
 // signatures, the LSH banding of its postings, the default query threshold and
@@ -48,6 +65,13 @@ type Config struct {
 	// BucketCap is the most documents a bucket holds, or Unlimited (−1);
 	// postings into a full bucket are dropped.
 	BucketCap int
+	// BucketKeyBytes is the width of the stored bucket keys: WideKeyBytes
+	// (layout version 3, a new MinHash index made by Open, NewMemory or
+	// OpenRedis) or NarrowKeyBytes (a SimHash index, a bulk-built index,
+	// an index made before version 3, or one made with
+	// Options.BucketKeyBytes 4). Queries band with the width of the index;
+	// Migrate widens the keys of a Pebble index.
+	BucketKeyBytes int
 }
 
 // String renders the configuration on one line.
@@ -56,7 +80,7 @@ func (c Config) String() string {
 		return fmt.Sprintf("simhash, spec %s, params %s, Hamming distance %d, %d blocks (%d tables), threshold %g, bucket cap %d",
 			c.Spec, c.SimHash.Params, c.SimHash.K, c.SimHash.Blocks, c.Tables(), c.Threshold, c.BucketCap)
 	}
-	return fmt.Sprintf("spec %s, params %s, bands %s, threshold %g, bucket cap %d", c.Spec, c.Params, c.Bands, c.Threshold, c.BucketCap)
+	return fmt.Sprintf("spec %s, params %s, bands %s, threshold %g, bucket cap %d, %d-byte bucket keys", c.Spec, c.Params, c.Bands, c.Threshold, c.BucketCap, c.BucketKeyBytes)
 }
 
 // metaRecord is the stored form of a Config, as JSON.
@@ -101,15 +125,20 @@ type metaRecord struct {
 
 func fp(v uint64) string { return fmt.Sprintf("%016x", v) }
 
-// encodeMeta returns the meta record of a new index: layout version 1, no
-// packed postings (withPackedBits marks a bulk-built or repacked one).
+// encodeMeta returns the meta record of a new index: layout version 1 (3 for
+// 8-byte bucket keys), no packed postings (withPackedBits marks a bulk-built
+// or repacked one).
 func encodeMeta(c Config) []byte {
+	format := 1
+	if c.BucketKeyBytes == WideKeyBytes {
+		format = 3
+	}
 	m := metaRecord{
-		Format: 1, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),
+		Format: format, Spec: c.Spec.String(), SpecFingerprint: fp(c.Spec.Fingerprint()),
 		Params: c.Params.String(), ParamsFingerprint: fp(c.Params.Fingerprint()),
 		Scheme: c.Params.Scheme.String(), K: c.Params.K, Bits: c.Params.Bits, Seed: c.Params.Seed,
 		Bands: c.Bands.Bands, Rows: c.Bands.Rows, Probe: c.Bands.Probe,
-		Threshold: c.Threshold, BucketCap: c.BucketCap, BucketKeyBytes: bucketKeyBytes, DocNumBytes: docNumBytes,
+		Threshold: c.Threshold, BucketCap: c.BucketCap, BucketKeyBytes: c.BucketKeyBytes, DocNumBytes: docNumBytes,
 		Boilerplate: c.Spec.Boilerplate,
 	}
 	if c.Sketch == sketch.SimHash {
@@ -127,15 +156,20 @@ func decodeMeta(b []byte) (c Config, m metaRecord, err error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
-	if m.Format != FormatVersion && m.Format != 1 {
-		return c, m, fmt.Errorf("%w: layout version %d, this build reads 1 and %d", ErrCorrupt, m.Format, FormatVersion)
+	if m.Format < 1 || m.Format > FormatVersion {
+		return c, m, fmt.Errorf("%w: layout version %d, this build reads 1 to %d", ErrCorrupt, m.Format, FormatVersion)
 	}
 	if m.PackedGroupBits < 0 || m.PackedGroupBits > maxPackedGroupBits || m.Format == 1 && m.PackedGroupBits != 0 {
 		return c, m, fmt.Errorf("%w: layout version %d with packed group bits %d", ErrCorrupt, m.Format, m.PackedGroupBits)
 	}
-	if m.BucketKeyBytes != bucketKeyBytes || m.DocNumBytes != docNumBytes {
-		return c, m, fmt.Errorf("%w: key widths %d/%d, this build uses %d/%d", ErrCorrupt, m.BucketKeyBytes, m.DocNumBytes, bucketKeyBytes, docNumBytes)
+	wantKey := NarrowKeyBytes
+	if m.Format == 3 {
+		wantKey = WideKeyBytes
 	}
+	if m.BucketKeyBytes != wantKey || m.DocNumBytes != docNumBytes {
+		return c, m, fmt.Errorf("%w: key widths %d/%d in layout version %d, which has %d/%d", ErrCorrupt, m.BucketKeyBytes, m.DocNumBytes, m.Format, wantKey, docNumBytes)
+	}
+	c.BucketKeyBytes = m.BucketKeyBytes
 	scheme, err := minhash.ParseScheme(m.Scheme)
 	if err != nil {
 		return c, m, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
@@ -183,7 +217,10 @@ func withPackedBits(stored []byte, g int) ([]byte, error) {
 	if err := json.Unmarshal(stored, &m); err != nil {
 		return nil, fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
 	}
-	m.Format, m.PackedGroupBits = FormatVersion, g
+	if m.Format < 2 {
+		m.Format = 2 // version 3 (8-byte keys) has packed postings already
+	}
+	m.PackedGroupBits = g
 	return json.Marshal(m)
 }
 
@@ -220,7 +257,7 @@ func resolveConfig(o *Options, stored []byte) (Config, error) {
 		if err != nil {
 			return Config{}, err
 		}
-		c := Config{Spec: spec, Sketch: sketch.SimHash, Params: simHashStorage, SimHash: sc, Threshold: threshold, BucketCap: bucketCap}
+		c := Config{Spec: spec, Sketch: sketch.SimHash, Params: simHashStorage, SimHash: sc, Threshold: threshold, BucketCap: bucketCap, BucketKeyBytes: NarrowKeyBytes}
 		if c.Spec == (shingle.Spec{}) {
 			c.Spec = shingle.Prose
 		}
@@ -233,7 +270,13 @@ func resolveConfig(o *Options, stored []byte) (Config, error) {
 		return c, nil
 	}
 	if stored == nil {
-		c := Config{Spec: spec, Params: params, Bands: bands, Threshold: threshold, BucketCap: bucketCap}
+		c := Config{Spec: spec, Params: params, Bands: bands, Threshold: threshold, BucketCap: bucketCap, BucketKeyBytes: o.BucketKeyBytes}
+		if c.BucketKeyBytes == 0 {
+			c.BucketKeyBytes = WideKeyBytes
+			if o.ForBuild {
+				c.BucketKeyBytes = NarrowKeyBytes
+			}
+		}
 		if c.Spec == (shingle.Spec{}) {
 			c.Spec = shingle.Prose
 		}
@@ -343,22 +386,37 @@ func (s *Signer) Sign(dst minhash.Signature, text []byte) (sig minhash.Signature
 // features, empty bins).
 func (s *Signer) Metrics() minhash.Metrics { return s.sk.Metrics() }
 
-// The index stores bucket keys of bucketKeyBytes: they must be the job's
-// bucket keys (sketch.BucketKeyBits wide), or the index and neardup dedup
-// would bucket differently. Both arrays have length 0 only when they agree.
+// An index of narrow keys stores the job's bucket keys (sketch.BucketKeyBits
+// wide), or the index and neardup dedup would bucket differently. Both arrays
+// have length 0 only when they agree.
 var (
-	_ [8*bucketKeyBytes - sketch.BucketKeyBits]struct{}
-	_ [sketch.BucketKeyBits - 8*bucketKeyBytes]struct{}
+	_ [8*NarrowKeyBytes - sketch.BucketKeyBits]struct{}
+	_ [sketch.BucketKeyBits - 8*NarrowKeyBytes]struct{}
 )
 
-// keysOf appends the bucket keys of sig under c to dst: the batch job's
-// banding (sketch.Config.AppendBucketKeys). slots and keys are
-// scratch, returned grown.
-func (c *Config) keysOf(dst []uint32, slots, keys []uint64, sig minhash.Signature) ([]uint32, []uint64, []uint64) {
+// testNarrowKeyBits, when not 0, narrows the bucket keys of a 4-byte index
+// further, to their high testNarrowKeyBits bits: tests force foreign keys
+// to share buckets with it.
+var testNarrowKeyBits uint
+
+// keysOf appends the bucket keys of sig under c to dst, left-aligned in 64
+// bits whatever the width: a wide key is the full band key
+// (sketch.Config.AppendBandKeys); a narrow one the batch job's bucket key
+// (sketch.Config.AppendBucketKeys) in the high 32 bits, which for MinHash is
+// the band key with its low 32 bits cleared. slots is scratch, returned
+// grown.
+func (c *Config) keysOf(dst []uint64, slots []uint64, sig minhash.Signature) ([]uint64, []uint64) {
 	sk := c.sketchConfig()
-	keys, slots = sk.AppendBucketKeys(keys[:0], slots, sig)
-	for _, k := range keys {
-		dst = append(dst, uint32(k))
+	if c.BucketKeyBytes == WideKeyBytes {
+		return sk.AppendBandKeys(dst, slots, sig)
 	}
-	return dst, slots, keys
+	n := len(dst)
+	dst, slots = sk.AppendBucketKeys(dst, slots, sig)
+	for i := n; i < len(dst); i++ {
+		dst[i] <<= 64 - sketch.BucketKeyBits
+		if testNarrowKeyBits > 0 {
+			dst[i] &^= 1<<(64-testNarrowKeyBits) - 1
+		}
+	}
+	return dst, slots
 }

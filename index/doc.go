@@ -33,23 +33,31 @@
 //	m                        meta record: JSON with the layout version, the
 //	                         shingle spec and minhash params with their
 //	                         fingerprints, the banding, the default threshold,
-//	                         the bucket cap and the packed group bits G
+//	                         the bucket cap, the bucket-key width W (4 or 8
+//	                         bytes) and the packed group bits G
 //	i <id>                   → document number (4 bytes)
 //	s <docnum:4>             → record: the signature's slots as packed on the
 //	                           wire (Params.Bytes() bytes), uvarint id length,
 //	                           id, uvarint count and positions of postings
 //	                           dropped at full buckets, then the metadata
-//	p <bucket:4> <docnum:4>  → empty: a posting of its own (written online)
+//	p <bucket:W> <docnum:4>  → empty: a posting of its own (written online)
 //	q <group:4>              → packed postings (written by a bulk build or a
 //	                           repack): those of every bucket key whose high
 //	                           G bits are group
 //
 // A document number is given to each stored document (ascending; numbers of
 // deleted documents are not reused while the index is open, so an index takes
-// 2^32 − 1 inserts in all). A bucket key is the high 32 bits of a 64-bit band
-// key from lsh.Params.AppendKeys. Two different band keys share 32 bits with
-// probability 2^-32 per pair of keys: at 16 million postings a query's bucket
-// meets a foreign posting 0.4% of the time, and verification drops it.
+// 2^32 − 1 inserts in all). A bucket key is, in an index of 8-byte keys
+// (layout version 3, the default of a new MinHash index), the 64-bit band key
+// from lsh.Params.AppendKeys; in an index of 4-byte keys (layout versions 1
+// and 2: indexes made before version 3, bulk-built ones, SimHash ones) its
+// high 32 bits, the batch job's bucket key. Two different band keys share 32
+// bits with probability 2^-32 per pair of keys: at 16 million postings a
+// query's bucket meets a foreign posting 0.4% of the time, at 10⁹ several
+// times per bucket, and verification reads and drops each; 64 bits make that
+// 2^-64. An index keeps the width it was made with (queries band with it);
+// [Migrate] rewrites one of 4-byte keys with 8-byte keys. A SimHash index's
+// keys are its tables' block values, which 4 bytes hold: it keeps them.
 //
 // A posting is stored in one of two ways. Insert and CheckAndInsert write
 // each as a key of its own, so that a write touches only its own keys and
@@ -60,7 +68,10 @@
 // (G = 19 for 16 million); the value lists the group's postings sorted by
 // bucket key, the gaps between keys Rice-coded and the document numbers in
 // fixed width (packed.go has the format), 4 bytes a posting on disk instead
-// of 7.6. A bucket's documents are then its packed postings (one seek and a
+// of 7.6. With 8-byte keys a packed posting keeps 32 bits more of key gap:
+// about 8 bytes, against 13 of a posting of its own. A bulk build writes
+// 4-byte keys (its external sort holds a key and a document number in 64
+// bits): it narrows an empty index to them; Migrate widens them after. A bucket's documents are then its packed postings (one seek and a
 // short decode) and its postings of their own. Packed values change only
 // when a delete drops a posting from them or a repack merges postings into
 // them; both hold a mutex for it (deletes besides their stripes: a group
@@ -69,11 +80,29 @@
 // The meta record is written when the index is made and checked at every
 // open: an index made under another spec, params or banding does not open
 // (ErrSpecMismatch, ErrParamsMismatch, ErrBandsMismatch). A keyed spec's key
-// is never stored, only its fingerprint. The layout version is 1 until a bulk
-// build writes packed postings, then 2 (FormatVersion): builds before packed
-// postings refuse a version-2 index with ErrCorrupt ("layout version 2, this
-// build reads 1") and still open every other one. A repack marks an index
-// version 2 too.
+// is never stored, only its fingerprint. The layout version of an index of
+// 4-byte keys is 1 until a bulk build writes packed postings, then 2: builds
+// before packed postings refuse a version-2 index with ErrCorrupt ("layout
+// version 2, this build reads 1") and still open every other one. A repack
+// marks an index version 2 too. An index of 8-byte keys is version 3
+// (FormatVersion), which builds before it refuse ("this build reads 1 and
+// 2"): they would misread its keys.
+//
+// # Migrate
+//
+// [Migrate] rewrites an index of 4-byte keys as one of 8-byte keys: it opens
+// the index (taking its lock, so not while a server holds it), makes a new
+// index beside it (dir.migrate) marked "build in progress", inserts every
+// stored document in document-number order from its record (signature, id,
+// metadata), clears the mark in a synced write, and then renames dir to
+// dir.premigrate and dir.migrate to dir, syncing the parent directory after
+// each rename, and removes the old index. Killed before the first rename, it
+// leaves dir as it was (the next Migrate removes the partial
+// copy and starts over); killed between the renames, dir is absent and the
+// next Migrate completes the switch. Full buckets keep their oldest
+// documents, as before; buckets that only shared 32 bits are split, so a
+// posting dropped at a full 4-byte bucket may be kept. If the old index had
+// packed postings, the new one is repacked before the mark is cleared.
 //
 // On disk (1M synthetic documents of 100 to 200 words, 8-character ids, the
 // default 16 bands, zstd at the bottom level, bulk-built) a document takes
@@ -255,7 +284,7 @@
 // [Redis] implements the same Index on a standalone Redis or a Redis Cluster,
 // so that several service instances share one index; a document is named by
 // its id rather than a number. Keys, under a prefix:
-// "meta" (the same meta record), "d:<id>" (the record), "b:<bucket:4>" (a set
+// "meta" (the same meta record), "d:<id>" (the record), "b:<bucket:W>" (a set
 // of ids), "n" (the document count), and lock keys "l:b:<bucket>" and
 // "l:i:<id>". A check-and-insert takes the lock keys of its id and buckets
 // with SET NX PX in one pipeline (and this process's stripes first); if any is
@@ -282,6 +311,14 @@
 // Cluster (or a replica) adds asynchronous replication: a failover to a
 // replica can lose acknowledged writes, and so the documents answers named,
 // whatever the fsync setting.
+//
+// A Redis index has the same layout versions: a new MinHash one has 8-byte
+// bucket keys, one made before version 3 keeps its 4-byte keys. There is no
+// migration in place: other instances write to the index all the time, and
+// Redis has no snapshot to copy from and no atomic switch of a key space.
+// Fill a new index under another prefix (instances started with another
+// --redis-prefix, the corpus inserted again), move the service to it, and
+// drop the old one (Redis.Drop).
 //
 // # In memory
 //

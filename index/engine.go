@@ -39,7 +39,7 @@ func (e *engine[R]) setup(st storage[R]) {
 // scratch is one operation's reusable buffers.
 type scratch[R ref] struct {
 	kb     keyBuf   // the bucket keys of one document
-	all    []uint32 // the bucket keys of every document of a write, concatenated
+	all    []uint64 // the bucket keys of every document of a write, concatenated
 	ends   []int    // document i's keys are all[ends[i-1]:ends[i]]
 	ids    []string // the ids of the valid documents of a write
 	found  []bool   // whether ids[i] is stored
@@ -60,14 +60,13 @@ func (e *engine[R]) scratch() *scratch[R] {
 // keyBuf computes the distinct bucket keys of signatures, reusing its
 // buffers.
 type keyBuf struct {
-	keys          []uint32
-	slots, keys64 []uint64
+	keys, slots []uint64
 }
 
 // of returns the distinct bucket keys of sig under c, ascending; the slice
 // is valid until the next call.
-func (k *keyBuf) of(c *Config, sig minhash.Signature) []uint32 {
-	k.keys, k.slots, k.keys64 = c.keysOf(k.keys[:0], k.slots, k.keys64, sig)
+func (k *keyBuf) of(c *Config, sig minhash.Signature) []uint64 {
+	k.keys, k.slots = c.keysOf(k.keys[:0], k.slots, sig)
 	slices.Sort(k.keys)
 	k.keys = slices.Compact(k.keys)
 	return k.keys
@@ -132,7 +131,7 @@ func (e *engine[R]) shut(release func() error) error {
 // backend's locks, and returns the function that releases them all; calling
 // it again does nothing, so that it can be both deferred and called early (a
 // commit releases the locks before it waits for its sync).
-func (e *engine[R]) lock(ctx context.Context, s *scratch[R], ids []string, keys []uint32, del bool) (func(), error) {
+func (e *engine[R]) lock(ctx context.Context, s *scratch[R], ids []string, keys []uint64, del bool) (func(), error) {
 	stripes := s.stripe[:0]
 	for _, id := range ids {
 		stripes = append(stripes, idStripe(id))
@@ -173,7 +172,7 @@ func (e *engine[R]) lockDocs(ctx context.Context, s *scratch[R], docs []Doc) (fu
 }
 
 // docKeys returns the bucket keys lockDocs computed for document i.
-func (s *scratch[R]) docKeys(i int) []uint32 {
+func (s *scratch[R]) docKeys(i int) []uint64 {
 	start := 0
 	if i > 0 {
 		start = s.ends[i-1]
@@ -189,7 +188,7 @@ func (s *scratch[R]) readStored(t txn[R]) error {
 
 // readBuckets reads the buckets of keys into s.counts and, with collect,
 // their documents into s.cands, and counts what it read.
-func (e *engine[R]) readBuckets(t txn[R], s *scratch[R], keys []uint32, collect bool) error {
+func (e *engine[R]) readBuckets(t txn[R], s *scratch[R], keys []uint64, collect bool) error {
 	s.counts = slices.Grow(s.counts[:0], len(keys))[:len(keys)]
 	s.cands = s.cands[:0]
 	var err error
@@ -299,9 +298,9 @@ type writes[R ref] struct {
 	e       *engine[R]
 	t       txn[R]
 	pending []pendingDoc
-	byKey   map[uint32][]int // bucket key → pending documents posted under it
+	byKey   map[uint64][]int // bucket key → pending documents posted under it
 	ids     map[string]bool
-	post    []uint32
+	post    []uint64
 	dropped []int
 	rec     []byte
 }
@@ -317,7 +316,7 @@ type pendingDoc struct {
 func (s *scratch[R]) writes(e *engine[R], t txn[R]) *writes[R] {
 	w := &s.w
 	if w.byKey == nil {
-		w.byKey, w.ids = map[uint32][]int{}, map[string]bool{}
+		w.byKey, w.ids = map[uint64][]int{}, map[string]bool{}
 	} else {
 		clear(w.byKey)
 		clear(w.ids)
@@ -330,7 +329,7 @@ func (s *scratch[R]) writes(e *engine[R], t txn[R]) *writes[R] {
 // add stores doc, whose bucket keys are keys and whose buckets hold counts
 // documents: a posting into a bucket full with them and the operation's
 // earlier documents is dropped, and the record lists it.
-func (w *writes[R]) add(doc *Doc, keys []uint32, counts []int) error {
+func (w *writes[R]) add(doc *Doc, keys []uint64, counts []int) error {
 	e := w.e
 	capacity := e.cfg.BucketCap
 	w.post, w.dropped = w.post[:0], w.dropped[:0]
@@ -356,7 +355,7 @@ func (w *writes[R]) add(doc *Doc, keys []uint32, counts []int) error {
 }
 
 // verifyPending adds the matches among the operation's earlier documents.
-func (w *writes[R]) verifyPending(ms []Match, keys []uint32, sig minhash.Signature, q *QueryOptions) []Match {
+func (w *writes[R]) verifyPending(ms []Match, keys []uint64, sig minhash.Signature, q *QueryOptions) []Match {
 	if len(w.pending) == 0 {
 		return ms
 	}
@@ -643,7 +642,7 @@ func (e *engine[R]) Delete(ctx context.Context, id string) (err error) {
 	}
 }
 
-func (e *engine[R]) deleteLocked(ctx context.Context, id string, sig minhash.Signature, keys []uint32, unlock func()) error {
+func (e *engine[R]) deleteLocked(ctx context.Context, id string, sig minhash.Signature, keys []uint64, unlock func()) error {
 	t, err := e.st.begin(ctx) // under the locks: it sees every write before
 	if err != nil {
 		return err
@@ -669,7 +668,7 @@ func (e *engine[R]) deleteLocked(ctx context.Context, id string, sig minhash.Sig
 	if !slices.Equal(cur.sig, sig) {
 		return errRetry // replaced between the read and the lock
 	}
-	post := make([]uint32, 0, len(keys))
+	post := make([]uint64, 0, len(keys))
 	for i, bk := range keys {
 		if !cur.droppedAt(i) {
 			post = append(post, bk)

@@ -64,6 +64,10 @@ var (
 	// a fatal error, every operation) until it is reopened. See DB.Health.
 	ErrStorage = errors.New("index: storage failure")
 
+	// ErrKeyWidth: Migrate of an index whose bucket keys are already 8
+	// bytes wide, or of a SimHash index (whose keys stay 4 bytes).
+	ErrKeyWidth = errors.New("index: bucket key width")
+
 	// ErrLockTimeout: the Redis backend could not take the locks of a
 	// document's buckets before the context ended.
 	ErrLockTimeout = errors.New("index: timed out waiting for bucket locks")

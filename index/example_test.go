@@ -54,7 +54,8 @@ func ExampleDB_Repack() {
 	dir, _ := os.MkdirTemp("", "index-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	db, err := index.Open(filepath.Join(dir, "idx"), nil)
+	// Packed postings hold 4-byte bucket keys.
+	db, err := index.Open(filepath.Join(dir, "idx"), &index.Options{BucketKeyBytes: index.NarrowKeyBytes})
 	if err != nil {
 		panic(err)
 	}

@@ -171,14 +171,14 @@ func (r *CheckReport) problem(format string, args ...any) {
 // counts a dropped posting, lists a posting that should not be there or is
 // missing, and reports whether the posting is there as it should be. Every
 // backend's Check applies it.
-func (r *CheckReport) posting(id string, bk uint32, present, dropped bool) bool {
+func (r *CheckReport) posting(id string, bk uint64, present, dropped bool) bool {
 	switch {
 	case dropped && present:
-		r.problem("document %q has a posting in bucket %08x that its record says was dropped", id, bk)
+		r.problem("document %q has a posting in bucket %016x that its record says was dropped", id, bk)
 	case dropped:
 		r.CappedPostings++
 	case !present:
-		r.problem("document %q lacks its posting in bucket %08x", id, bk)
+		r.problem("document %q lacks its posting in bucket %016x", id, bk)
 	default:
 		return true
 	}

@@ -21,7 +21,9 @@ type lockTable struct {
 	mu [lockStripes]sync.Mutex
 }
 
-func bucketStripe(bk uint32) uint32 { return bk & (lockStripes - 1) } // bucket keys are hashes already
+// bucketStripe takes the stripe from the key's high bits, which every width
+// holds (keys are left-aligned; they are hashes already).
+func bucketStripe(bk uint64) uint32 { return uint32(bk>>32) & (lockStripes - 1) }
 
 func idStripe(id string) uint32 { return uint32(xxh3.HashString(id)) & (lockStripes - 1) }
 

@@ -35,13 +35,13 @@ type memData struct {
 	df      []byte              // a TF-IDF SimHash index's document-frequency table (simhash.DFTable)
 	ids     map[string]uint32   // id → document number
 	recs    map[uint32][]byte   // document number → record
-	buckets map[uint32][]uint32 // bucket key → document numbers, ascending
+	buckets map[uint64][]uint32 // bucket key → document numbers, ascending
 	next    atomic.Uint64       // the next document number
 	bytes   int64               // records, ids and postings
 }
 
 func newMemData() *memData {
-	return &memData{ids: map[string]uint32{}, recs: map[uint32][]byte{}, buckets: map[uint32][]uint32{}}
+	return &memData{ids: map[string]uint32{}, recs: map[uint32][]byte{}, buckets: map[uint64][]uint32{}}
 }
 
 // NewMemory returns an empty index in memory under opts (nil for the
@@ -113,7 +113,7 @@ func (m *Memory) Check(ctx context.Context) (CheckReport, error) {
 	defer d.mu.RUnlock()
 	var r CheckReport
 	var kb keyBuf
-	keysOf := map[uint32][]uint32{}
+	keysOf := map[uint32][]uint64{}
 	for id, num := range d.ids {
 		r.Documents++
 		rr, err := decodeRecord(nil, &m.cfg.Params, d.recs[num])
@@ -133,12 +133,12 @@ func (m *Memory) Check(ctx context.Context) (CheckReport, error) {
 	}
 	for bk, nums := range d.buckets {
 		if !slices.IsSorted(nums) || len(nums) == 0 {
-			r.problem("bucket %08x holds %v: not ascending, or empty", bk, nums)
+			r.problem("bucket %016x holds %v: not ascending, or empty", bk, nums)
 		}
 		for _, num := range nums {
 			r.Postings++
 			if !slices.Contains(keysOf[num], bk) {
-				r.problem("posting in bucket %08x names document %d, which has no record with that key", bk, num)
+				r.problem("posting in bucket %016x names document %d, which has no record with that key", bk, num)
 			}
 		}
 	}
@@ -154,7 +154,7 @@ func (m *Memory) fault(err error) error { return err }
 func (m *Memory) durable(uint32) bool   { return true } // nothing outlives the process
 func (m *Memory) syncBarrier() error    { return nil }
 
-func (m *Memory) acquire(context.Context, []string, []uint32, bool) (func(), error) {
+func (m *Memory) acquire(context.Context, []string, []uint64, bool) (func(), error) {
 	return noUnlock, nil
 }
 
@@ -172,7 +172,7 @@ type memTxn struct {
 type memAdd struct {
 	num  uint32
 	id   string
-	post []uint32
+	post []uint64
 	rec  []byte
 }
 
@@ -192,7 +192,7 @@ func (t *memTxn) lookup(id string) (uint32, []byte, bool, error) {
 	return num, t.d.recs[num], ok, nil // records are never changed in place
 }
 
-func (t *memTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
+func (t *memTxn) buckets(keys []uint64, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
 	t.d.mu.RLock()
 	defer t.d.mu.RUnlock()
 	for i, bk := range keys {
@@ -221,7 +221,7 @@ func (t *memTxn) records(nums []uint32, fn func(uint32, []byte) error) error {
 	return nil
 }
 
-func (t *memTxn) insert(id string, post []uint32, rec []byte) error {
+func (t *memTxn) insert(id string, post []uint64, rec []byte) error {
 	num := t.d.next.Add(1) - 1
 	if num > maxDocNum {
 		return ErrFull
@@ -230,7 +230,7 @@ func (t *memTxn) insert(id string, post []uint32, rec []byte) error {
 	return nil
 }
 
-func (t *memTxn) remove(num uint32, id string, post []uint32) error {
+func (t *memTxn) remove(num uint32, id string, post []uint64) error {
 	t.removes = append(t.removes, memAdd{num, id, slices.Clone(post), nil})
 	return nil
 }

@@ -36,13 +36,13 @@ func TestMemoryCheck(t *testing.T) {
 	g := newTextGen(30)
 	for _, tc := range []struct {
 		name  string
-		spoil func(d *memData, num uint32, bk uint32)
+		spoil func(d *memData, num uint32, bk uint64)
 		want  string
 	}{
-		{"a posting removed", func(d *memData, num, bk uint32) { d.buckets[bk] = nil }, "lacks its posting"},
-		{"a stray posting", func(d *memData, num, bk uint32) { d.buckets[bk^1] = []uint32{num} }, "which has no record with that key"},
-		{"a record removed", func(d *memData, num, bk uint32) { delete(d.recs, num) }, "whose record is for"},
-		{"a bucket out of order", func(d *memData, num, bk uint32) { d.buckets[bk] = []uint32{num + 1, num} }, "not ascending"},
+		{"a posting removed", func(d *memData, num uint32, bk uint64) { d.buckets[bk] = nil }, "lacks its posting"},
+		{"a stray posting", func(d *memData, num uint32, bk uint64) { d.buckets[bk^1] = []uint32{num} }, "which has no record with that key"},
+		{"a record removed", func(d *memData, num uint32, bk uint64) { delete(d.recs, num) }, "whose record is for"},
+		{"a bucket out of order", func(d *memData, num uint32, bk uint64) { d.buckets[bk] = []uint32{num + 1, num} }, "not ascending"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			data := newMemData()

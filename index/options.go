@@ -91,6 +91,14 @@ type Options struct {
 	// else 1000; Unlimited (−1) or 1 and up. Setting it on an existing index
 	// applies to postings written from then on.
 	BucketCap int
+	// BucketKeyBytes is the width of the bucket keys of a new index:
+	// WideKeyBytes (8, layout version 3) or NarrowKeyBytes (4, the layout
+	// that builds before version 3 read). Default 8 for MinHash; 4 for
+	// SimHash, whose bucket keys are its tables' block values and already
+	// fit in 4 bytes, and for a new index opened ForBuild, whose packed
+	// postings hold 4-byte keys. Ignored for an existing index, which keeps
+	// its width (see Migrate).
+	BucketKeyBytes int
 	// CacheSize is the Pebble block cache, in bytes: with the memtables the
 	// bulk of the index's memory, whatever its size. Default 256 MiB.
 	CacheSize int64
@@ -183,6 +191,12 @@ func (o *Options) Validate() error {
 	}
 	if err := validateSimHash(c.Sketch, &c.SimHash); err != nil {
 		return err
+	}
+	if k := c.BucketKeyBytes; k != 0 && k != NarrowKeyBytes && k != WideKeyBytes {
+		return fmt.Errorf("%w: BucketKeyBytes = %d; must be %d or %d", ErrInvalidOptions, k, NarrowKeyBytes, WideKeyBytes)
+	}
+	if c.Sketch == sketch.SimHash && c.BucketKeyBytes == WideKeyBytes {
+		return fmt.Errorf("%w: BucketKeyBytes = %d for a SimHash index; its bucket keys are %d bytes", ErrInvalidOptions, c.BucketKeyBytes, NarrowKeyBytes)
 	}
 	if c.CacheSize < 1<<20 {
 		return fmt.Errorf("%w: CacheSize = %d; must be at least 1 MiB", ErrInvalidOptions, c.CacheSize)

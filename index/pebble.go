@@ -293,10 +293,11 @@ func (d *DB) fillFilters() error {
 		if err != nil {
 			return err
 		}
-		var last uint32
+		var last uint64
 		first := true
+		w := d.cfg.BucketKeyBytes
 		for ok := it.First(); ok; ok = it.Next() {
-			if bk, _, ok := parsePostingKey(it.Key()); ok && (first || bk != last) {
+			if bk, _, ok := parsePostingKey(it.Key(), w); ok && (first || bk != last) {
 				d.filter.set(bk)
 				last, first = bk, false
 			}
@@ -320,15 +321,16 @@ func (d *DB) fillFilters() error {
 		if err == nil && !okKey {
 			err = fmt.Errorf("%w: a key of the wrong length", ErrCorrupt)
 		}
+		w := d.cfg.BucketKeyBytes
 		if err == nil {
-			err = pi.init(v, 32-g)
+			err = pi.init(v, packedLowBits(w, g))
 		}
 		for err == nil {
-			var low uint32
+			var low uint64
 			if low, _, ok, err = pi.next(); !ok {
 				break
 			}
-			d.packed.set(group<<(32-g) | low)
+			d.packed.set(packedJoin(group, low, w, g))
 		}
 		if err != nil {
 			err = fmt.Errorf("packed postings %x: %w", it.Key(), err)
@@ -412,7 +414,7 @@ func (d *DB) durable(num uint32) bool { return d.dur.durable(num) }
 // does not hold. It is taken after the stripes, and check-and-insert never
 // takes it, so there is no cycle. The group bits do not change while an
 // operation is in flight.
-func (d *DB) acquire(_ context.Context, _ []string, _ []uint32, del bool) (func(), error) {
+func (d *DB) acquire(_ context.Context, _ []string, _ []uint64, del bool) (func(), error) {
 	if del && d.packedBits.Load() > 0 {
 		d.packMu.Lock()
 		return d.packMu.Unlock, nil
@@ -483,9 +485,10 @@ func (r *pebbleReader) readRecord(num uint32) ([]byte, error) {
 // scanPacked reads the packed postings of bucket bk (up to limit), given g
 // group bits: it returns their number and, if collect, appends their
 // documents to cands.
-func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
-	it := r.it
-	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+func (r *pebbleReader) scanPacked(bk uint64, g uint, limit int, collect bool, cands []uint32) (int, []uint32, error) {
+	it, w := r.it, r.d.cfg.BucketKeyBytes
+	group, want := packedSplit(bk, w, g)
+	r.kbuf = appendGroupKey(r.kbuf[:0], group)
 	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return 0, cands, it.Error()
 	}
@@ -494,10 +497,9 @@ func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, ca
 		return 0, cands, err
 	}
 	var pi packedIter
-	if err := pi.init(v, 32-g); err != nil {
+	if err := pi.init(v, packedLowBits(w, g)); err != nil {
 		return 0, cands, fmt.Errorf("group %x: %w", r.kbuf[1:], err)
 	}
-	want := bk & (1<<(32-g) - 1)
 	n := 0
 	for limit == Unlimited || n < limit {
 		low, doc, ok, err := pi.next()
@@ -518,13 +520,14 @@ func (r *pebbleReader) scanPacked(bk uint32, g uint, limit int, collect bool, ca
 }
 
 // hasPacked reports whether document num has a packed posting in bucket bk.
-func (r *pebbleReader) hasPacked(bk, num uint32) (bool, error) {
+func (r *pebbleReader) hasPacked(bk uint64, num uint32) (bool, error) {
 	g := uint(r.d.packedBits.Load())
 	if g == 0 {
 		return false, nil
 	}
-	it := r.it
-	r.kbuf = appendGroupKey(r.kbuf[:0], bk>>(32-g))
+	it, w := r.it, r.d.cfg.BucketKeyBytes
+	group, want := packedSplit(bk, w, g)
+	r.kbuf = appendGroupKey(r.kbuf[:0], group)
 	if !it.SeekGE(r.kbuf) || !bytes.Equal(it.Key(), r.kbuf) {
 		return false, it.Error()
 	}
@@ -533,10 +536,9 @@ func (r *pebbleReader) hasPacked(bk, num uint32) (bool, error) {
 		return false, err
 	}
 	var pi packedIter
-	if err := pi.init(v, 32-g); err != nil {
+	if err := pi.init(v, packedLowBits(w, g)); err != nil {
 		return false, err
 	}
-	want := bk & (1<<(32-g) - 1)
 	for {
 		low, doc, ok, err := pi.next()
 		if err != nil || !ok || low > want || low == want && doc >= num {
@@ -551,7 +553,7 @@ type pebbleTxn struct {
 	b       *pebble.Batch // nil until the first write
 	inserts int           // documents added
 	removes int           // documents removed
-	packed  []uint32      // remove: bucket keys of packed postings
+	packed  []uint64      // remove: bucket keys of packed postings
 	listed  bool          // first is listed in d.dur
 	first   uint32        // the first document number of the batch
 }
@@ -592,7 +594,7 @@ func (t *pebbleTxn) lookup(id string) (uint32, []byte, bool, error) {
 // buckets reads a bucket's packed postings first: a bulk build fills an empty
 // index, so they are its oldest documents, and the cap keeps the oldest.
 // The bucket filters spare the seeks of buckets that hold none.
-func (t *pebbleTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
+func (t *pebbleTxn) buckets(keys []uint64, limit int, collect bool, counts []int, cands []uint32) ([]uint32, error) {
 	d, it := t.d, t.it
 	full := func(n int) bool { return limit != Unlimited && n >= limit }
 	g := uint(d.packedBits.Load())
@@ -605,13 +607,13 @@ func (t *pebbleTxn) buckets(keys []uint32, limit int, collect bool, counts []int
 			}
 		}
 		if !full(n) && d.filter.mayHold(bk) {
-			t.kbuf = appendBucketPrefix(t.kbuf[:0], bk)
+			t.kbuf = appendBucketPrefix(t.kbuf[:0], bk, d.cfg.BucketKeyBytes)
 			for ok := it.SeekGE(t.kbuf); ok && bytes.HasPrefix(it.Key(), t.kbuf); ok = it.Next() {
 				if full(n) {
 					break
 				}
 				if collect {
-					_, doc, _ := parsePostingKey(it.Key())
+					_, doc, _ := parsePostingKey(it.Key(), d.cfg.BucketKeyBytes)
 					cands = append(cands, doc)
 				}
 				n++
@@ -646,7 +648,7 @@ func (t *pebbleTxn) records(nums []uint32, fn func(uint32, []byte) error) error 
 
 // insert gives the document the next number and writes its id, postings
 // and record.
-func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
+func (t *pebbleTxn) insert(id string, post []uint64, rec []byte) error {
 	d := t.d
 	num, ok := d.dur.assign(t)
 	if !ok {
@@ -659,7 +661,7 @@ func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
 	binary.BigEndian.PutUint32(nb[:], num)
 	b.Set(t.kbuf, nb[:], nil)
 	for _, bk := range post {
-		t.kbuf = appendPostingKey(t.kbuf[:0], bk, num)
+		t.kbuf = appendPostingKey(t.kbuf[:0], bk, num, d.cfg.BucketKeyBytes)
 		b.Set(t.kbuf, nil, nil)
 		d.filter.set(bk) // before the batch is applied: see bucketFilter
 	}
@@ -672,7 +674,7 @@ func (t *pebbleTxn) insert(id string, post []uint32, rec []byte) error {
 // remove deletes the document's id and record, its postings of their own,
 // and its packed postings by rewriting their values (the engine holds
 // packMu for it: see acquire).
-func (t *pebbleTxn) remove(num uint32, id string, post []uint32) error {
+func (t *pebbleTxn) remove(num uint32, id string, post []uint64) error {
 	d, it := t.d, t.it
 	b := t.batch()
 	b.Delete(appendIDKey(t.kbuf[:0], id), nil)
@@ -680,7 +682,7 @@ func (t *pebbleTxn) remove(num uint32, id string, post []uint32) error {
 	g := uint(d.packedBits.Load())
 	t.packed = t.packed[:0]
 	for _, bk := range post {
-		k := appendPostingKey(t.kbuf[:0], bk, num)
+		k := appendPostingKey(t.kbuf[:0], bk, num, d.cfg.BucketKeyBytes)
 		if g > 0 && !(it.SeekGE(k) && bytes.Equal(it.Key(), k)) {
 			if err := it.Error(); err != nil {
 				return err
@@ -771,14 +773,15 @@ func (t *pebbleTxn) end() {
 // unpack adds to b the rewrites of the packed values that drop document
 // num's postings in buckets bks (ascending), given g group bits; a value
 // left empty is deleted. The caller holds packMu.
-func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, num uint32) error {
-	shift := 32 - g
-	mask := uint32(1)<<shift - 1
+func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint64, num uint32) error {
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
+	groupOf := func(bk uint64) uint32 { group, _ := packedSplit(bk, w, g); return group }
 	var keep []posting
 	for i := 0; i < len(bks); {
-		group := bks[i] >> shift
+		group := groupOf(bks[i])
 		j := i + 1
-		for j < len(bks) && bks[j]>>shift == group {
+		for j < len(bks) && groupOf(bks[j]) == group {
 			j++
 		}
 		key := appendGroupKey(nil, group)
@@ -806,7 +809,7 @@ func (d *DB) unpack(b *pebble.Batch, it *pebble.Iterator, g uint, bks []uint32, 
 			if !ok {
 				break
 			}
-			if doc == num && slices.ContainsFunc(bks[i:j], func(bk uint32) bool { return bk&mask == low }) {
+			if doc == num && slices.ContainsFunc(bks[i:j], func(bk uint64) bool { _, l := packedSplit(bk, w, g); return l == low }) {
 				continue
 			}
 			keep = append(keep, posting{low, doc})

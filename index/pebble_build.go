@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -140,6 +141,9 @@ func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 
 // NewBuilder starts a bulk build of d, which must hold no documents
 // (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some).
+// A build packs 4-byte bucket keys: an empty index of 8-byte keys becomes
+// one of 4-byte keys (layout version 1, then 2); Migrate widens them after
+// the build.
 // It marks the index "build in progress" (see Builder) and, when
 // BuildOptions.TempDir is the default, removes what an interrupted build
 // left there.
@@ -162,6 +166,14 @@ func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 		return nil, fmt.Errorf("%w: an interrupted build left %d documents in %s; remove the directory and build again", ErrIncomplete, d.docs.Load(), d.dir)
 	case d.docs.Load() != 0:
 		return nil, fmt.Errorf("%w: it holds %d documents", ErrNotEmpty, d.docs.Load())
+	}
+	if d.cfg.BucketKeyBytes != NarrowKeyBytes {
+		// A build packs 4-byte keys; the index is empty, so its width is
+		// still free: it becomes an index of 4-byte keys (Migrate widens
+		// them after the build).
+		if err := d.setKeyBytes(NarrowKeyBytes); err != nil {
+			return nil, err
+		}
 	}
 	if err := d.h.refuse(true); err != nil {
 		return nil, err
@@ -235,7 +247,7 @@ func (b *Builder) Add(doc Doc) error {
 		b.sigs = nil
 	}
 	for _, bk := range b.kb.of(&d.cfg, doc.Sig) {
-		if err := b.post.Add(uint64(bk)<<32 | uint64(num)); err != nil {
+		if err := b.post.Add(bk | uint64(num)); err != nil { // a narrow key is left-aligned
 			return err
 		}
 	}
@@ -263,6 +275,31 @@ func (b *Builder) Finish(ctx context.Context) (_ BuildStats, err error) {
 	b.cleanup()
 	st.Seconds = time.Since(b.started).Seconds()
 	return st, err
+}
+
+// setKeyBytes changes the bucket-key width of an empty index (and so its
+// layout version: 3 for 8 bytes, 1 for 4) in one synced write.
+func (d *DB) setKeyBytes(w int) error {
+	stored, closer, err := d.db.Get(metaKey)
+	if err != nil {
+		return err
+	}
+	var m metaRecord
+	err = json.Unmarshal(stored, &m)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
+	}
+	m.BucketKeyBytes, m.Format, m.PackedGroupBits = w, 1, 0
+	if w == WideKeyBytes {
+		m.Format = 3
+	}
+	meta, _ := json.Marshal(m)
+	if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
+		return err
+	}
+	d.cfg.BucketKeyBytes = w
+	return nil
 }
 
 // setBuilding marks the index's meta record "build in progress", or clears
@@ -393,8 +430,8 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			}
 			curGroup = bk >> shift
 		}
-		group = append(group, posting{bk & mask, num})
-		d.packed.set(bk)
+		group = append(group, posting{uint64(bk & mask), num})
+		d.packed.set(uint64(bk) << 32)
 		st.Postings++
 		if st.Postings%(1<<20) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -486,7 +523,7 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 		}
 		var pos []int
 		for i, bk := range b.kb.of(&d.cfg, r.sig) {
-			if slices.Contains(bks, bk) {
+			if slices.Contains(bks, uint32(bk>>32)) {
 				pos = append(pos, i)
 			}
 		}

@@ -45,7 +45,7 @@ func openTemp(t *testing.T, opts *Options) *DB {
 	t.Helper()
 	o := Options{CacheSize: 8 << 20, MemTableSize: 4 << 20, NoSync: true}
 	if opts != nil {
-		o.BucketCap = opts.BucketCap
+		o.BucketCap, o.BucketKeyBytes = opts.BucketCap, opts.BucketKeyBytes
 	}
 	x, err := Open(filepath.Join(t.TempDir(), "index"), &o)
 	if err != nil {
@@ -390,8 +390,8 @@ func TestLayoutVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := meta(x); m.Format != 1 || m.PackedGroupBits != 0 {
-		t.Errorf("a new index has layout version %d, packed group bits %d; want 1, 0", m.Format, m.PackedGroupBits)
+	if m := meta(x); m.Format != 3 || m.PackedGroupBits != 0 || m.BucketKeyBytes != WideKeyBytes {
+		t.Errorf("a new index has layout version %d, packed group bits %d, %d-byte keys; want 3, 0, 8", m.Format, m.PackedGroupBits, m.BucketKeyBytes)
 	}
 	b, _ := x.NewBuilder(nil)
 	b.Add(docOf(t, x.Config(), "a", "one two three four five six seven"))
@@ -399,12 +399,13 @@ func TestLayoutVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := meta(x)
-	if m.Format != 2 || m.PackedGroupBits != 1 {
-		t.Errorf("a built index has layout version %d, packed group bits %d; want 2, 1", m.Format, m.PackedGroupBits)
+	if m.Format != 2 || m.PackedGroupBits != 1 || m.BucketKeyBytes != NarrowKeyBytes {
+		t.Errorf("a built index has layout version %d, packed group bits %d, %d-byte keys; want 2, 1, 4", m.Format, m.PackedGroupBits, m.BucketKeyBytes)
 	}
+	// Version 3 is 8-byte keys and no packed postings; 4 is not known.
 	for _, tc := range []struct {
 		format, bits int
-	}{{3, 1}, {1, 1}, {2, 25}} {
+	}{{3, 1}, {3, 0}, {4, 0}, {1, 1}, {2, 25}} {
 		bad := m
 		bad.Format, bad.PackedGroupBits = tc.format, tc.bits
 		setMeta(x, bad)

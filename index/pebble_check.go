@@ -106,7 +106,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			r.problem("document %d has id %q, which maps to %d (found %v)", num, rid, got, found)
 		}
 		for i, bk := range kb.of(&d.cfg, rr.sig) {
-			k := appendPostingKey(nil, bk, num)
+			k := appendPostingKey(nil, bk, num, d.cfg.BucketKeyBytes)
 			single := probe.SeekGE(k) && bytes.Equal(probe.Key(), k)
 			if err := probe.Error(); err != nil {
 				it.Close()
@@ -119,7 +119,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			}
 			switch {
 			case single && packed:
-				r.problem("document %d (%q) has two postings in bucket %08x, one packed", num, rid, bk)
+				r.problem("document %d (%q) has two postings in bucket %016x, one packed", num, rid, bk)
 			case r.posting(rid, bk, single || packed, rr.droppedAt(i)):
 				expected++
 			}
@@ -154,17 +154,17 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 		return r, it.Error()
 	}
 	if packed > 0 {
-		_, err := d.eachPacked(ctx, snap, g, nil, func(bk, num uint32) error {
+		_, err := d.eachPacked(ctx, snap, g, nil, func(bk uint64, num uint32) error {
 			rec, err := pr.readRecord(num)
 			if err != nil || rec == nil {
 				if err == nil {
-					r.problem("packed posting in bucket %08x names document %d, which has no record", bk, num)
+					r.problem("packed posting in bucket %016x names document %d, which has no record", bk, num)
 				}
 				return err
 			}
 			if rr, err := decodeRecord(nil, p, rec); err == nil { // else reported above
 				if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
-					r.problem("packed posting in bucket %08x names document %d, whose signature has no such key", bk, num)
+					r.problem("packed posting in bucket %016x names document %d, whose signature has no such key", bk, num)
 				}
 			}
 			return nil
@@ -181,7 +181,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			}
 		}
 		r.Postings++
-		bk, num, okKey := parsePostingKey(it.Key())
+		bk, num, okKey := parsePostingKey(it.Key(), d.cfg.BucketKeyBytes)
 		if !okKey {
 			r.problem("bad posting key %x", it.Key())
 			continue
@@ -191,7 +191,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			return r, err
 		}
 		if rec == nil {
-			r.problem("posting in bucket %08x names document %d, which has no record", bk, num)
+			r.problem("posting in bucket %016x names document %d, which has no record", bk, num)
 			continue
 		}
 		rr, err := decodeRecord(nil, p, rec)
@@ -199,7 +199,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 			continue // reported above
 		}
 		if !slices.Contains(kb.of(&d.cfg, rr.sig), bk) {
-			r.problem("posting in bucket %08x names document %d, whose signature has no such key", bk, num)
+			r.problem("posting in bucket %016x names document %d, whose signature has no such key", bk, num)
 		}
 	}
 	return r, it.Error()
@@ -208,7 +208,7 @@ func (d *DB) Check(ctx context.Context) (_ CheckReport, err error) {
 // eachPacked calls fn (if not nil) with every packed posting and returns
 // their number; if r is not nil, it reports the values that do not decode
 // (and any value at all if g, the group bits, is 0: no packed postings).
-func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *CheckReport, fn func(bk, num uint32) error) (int64, error) {
+func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *CheckReport, fn func(bk uint64, num uint32) error) (int64, error) {
 	it, err := snap.NewIter(&pebble.IterOptions{LowerBound: []byte{prefixPacked}, UpperBound: []byte{prefixPacked + 1}})
 	if err != nil {
 		return 0, err
@@ -234,7 +234,7 @@ func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *C
 		if err != nil {
 			return n, err
 		}
-		if err = pi.init(v, 32-g); err != nil {
+		if err = pi.init(v, packedLowBits(d.cfg.BucketKeyBytes, g)); err != nil {
 			problem("packed postings of group %x: %v", group, err)
 			continue
 		}
@@ -248,7 +248,7 @@ func (d *DB) eachPacked(ctx context.Context, snap *pebble.Snapshot, g uint, r *C
 			}
 			n++
 			if fn != nil {
-				if err := fn(group<<(32-g)|low, num); err != nil {
+				if err := fn(packedJoin(group, low, d.cfg.BucketKeyBytes, g), num); err != nil {
 					return n, err
 				}
 			}

@@ -43,11 +43,12 @@ func newBucketFilter(size int) *bucketFilter {
 	return &bucketFilter{words: make([]atomic.Uint64, (1<<nbits)/64), shift: 32 - nbits}
 }
 
-func (f *bucketFilter) set(bk uint32) {
+// set marks bucket bk (left-aligned: its high 32 bits decide).
+func (f *bucketFilter) set(bk uint64) {
 	if f == nil {
 		return
 	}
-	i := bk >> f.shift
+	i := uint32(bk>>32) >> f.shift
 	w := &f.words[i/64]
 	bit := uint64(1) << (i % 64)
 	if w.Load()&bit == 0 {
@@ -56,11 +57,11 @@ func (f *bucketFilter) set(bk uint32) {
 }
 
 // mayHold reports whether bucket bk may hold postings.
-func (f *bucketFilter) mayHold(bk uint32) bool {
+func (f *bucketFilter) mayHold(bk uint64) bool {
 	if f == nil {
 		return true
 	}
-	i := bk >> f.shift
+	i := uint32(bk>>32) >> f.shift
 	return f.words[i/64].Load()&(1<<(i%64)) != 0
 }
 
@@ -77,4 +78,4 @@ func (f *bucketFilter) fill() float64 {
 }
 
 // idFilterKey is the key of an id in the id filter.
-func idFilterKey(id string) uint32 { return uint32(xxh3.HashString(id) >> 32) }
+func idFilterKey(id string) uint64 { return xxh3.HashString(id) } // the high 32 bits decide

@@ -11,11 +11,6 @@ const (
 	prefixPacked  = 'q'
 	prefixSig     = 's'
 
-	// bucketKeyBytes is the width of a bucket key in a posting: the high 32
-	// bits of the 64-bit band key. With n postings in the index a query's
-	// bucket meets a foreign key with probability n/2^32 (0.4% per bucket
-	// at 16 million postings); verification drops such candidates.
-	bucketKeyBytes = 4
 	// docNumBytes is the width of a document number.
 	docNumBytes = 4
 	// maxDocNum is the largest document number.
@@ -35,12 +30,17 @@ func appendSigKey(dst []byte, doc uint32) []byte {
 	return binary.BigEndian.AppendUint32(append(dst, prefixSig), doc)
 }
 
-func appendBucketPrefix(dst []byte, bk uint32) []byte {
-	return binary.BigEndian.AppendUint32(append(dst, prefixPosting), bk)
+// appendBucketPrefix appends the prefix of the postings of bucket bk, a key
+// left-aligned in 64 bits (Config.keysOf), stored in its high w bytes (the
+// index's Config.BucketKeyBytes).
+func appendBucketPrefix(dst []byte, bk uint64, w int) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], bk)
+	return append(append(dst, prefixPosting), b[:w]...)
 }
 
-func appendPostingKey(dst []byte, bk, doc uint32) []byte {
-	return binary.BigEndian.AppendUint32(appendBucketPrefix(dst, bk), doc)
+func appendPostingKey(dst []byte, bk uint64, doc uint32, w int) []byte {
+	return binary.BigEndian.AppendUint32(appendBucketPrefix(dst, bk, w), doc)
 }
 
 // appendGroupKey appends the key of a group of packed postings.
@@ -56,12 +56,15 @@ func parseGroupKey(k []byte) (uint32, bool) {
 	return binary.BigEndian.Uint32(k[1:]), true
 }
 
-// parsePostingKey splits a posting key; ok is false if k is not one.
-func parsePostingKey(k []byte) (bk, doc uint32, ok bool) {
-	if len(k) != 1+bucketKeyBytes+docNumBytes || k[0] != prefixPosting {
+// parsePostingKey splits a posting key of w-byte bucket keys, returning the
+// key left-aligned; ok is false if k is not one.
+func parsePostingKey(k []byte, w int) (bk uint64, doc uint32, ok bool) {
+	if len(k) != 1+w+docNumBytes || k[0] != prefixPosting {
 		return 0, 0, false
 	}
-	return binary.BigEndian.Uint32(k[1:]), binary.BigEndian.Uint32(k[5:]), true
+	var b [8]byte
+	copy(b[:], k[1:1+w])
+	return binary.BigEndian.Uint64(b[:]), binary.BigEndian.Uint32(k[1+w:]), true
 }
 
 // parseSigKey reads the document number of a signature key.

@@ -46,8 +46,39 @@ func packedGroupBits(n int64) int {
 }
 
 // posting is a packed posting: the low bits of its bucket key (those below
-// the group's) and its document number.
-type posting struct{ low, doc uint32 }
+// the group's: 32 − G of a 4-byte key, 64 − G of an 8-byte one) and its
+// document number.
+type posting struct {
+	low uint64
+	doc uint32
+}
+
+// packedLowBits returns the bucket-key bits below a group's, for keys of w
+// bytes and g group bits.
+func packedLowBits(w int, g uint) uint { return uint(8*w) - g }
+
+// packedSplit returns the group and the low bits of bucket key bk
+// (left-aligned in 64 bits), stored in w bytes, under g group bits.
+func packedSplit(bk uint64, w int, g uint) (group uint32, low uint64) {
+	k := bk >> (64 - 8*w)
+	lb := packedLowBits(w, g)
+	return uint32(k >> lb), k & (1<<lb - 1)
+}
+
+// packedJoin is the inverse of packedSplit.
+func packedJoin(group uint32, low uint64, w int, g uint) uint64 {
+	return (uint64(group)<<packedLowBits(w, g) | low) << (64 - 8*w)
+}
+
+// maxRiceParam returns the largest Rice parameter of a group with lowBits
+// bits below the group's: 31 for 4-byte keys (as layout version 2 has
+// it), 63 for 8-byte ones.
+func maxRiceParam(lowBits uint) uint {
+	if lowBits <= 32 {
+		return 31
+	}
+	return 63
+}
 
 // appendPacked appends the value of a group's postings, which must be sorted
 // by (low, doc), distinct, and not empty.
@@ -61,12 +92,12 @@ func appendPacked(dst []byte, ps []posting) []byte {
 	dst = append(dst, byte(k), byte(w))
 	dst = binary.AppendUvarint(dst, uint64(len(ps)))
 	bw := bitWriter{buf: dst}
-	prev := uint32(0)
+	prev := uint64(0)
 	for _, p := range ps {
 		gap := p.low - prev
 		prev = p.low
 		bw.unary(gap >> k)
-		bw.write(uint64(gap)&(1<<k-1), k)
+		bw.write(gap&(1<<k-1), k)
 		bw.write(uint64(p.doc), w)
 	}
 	return bw.flush()
@@ -75,15 +106,15 @@ func appendPacked(dst []byte, ps []posting) []byte {
 // riceParam returns the Rice parameter that codes the gaps of ps in the
 // fewest bits, searched near log2 of the mean gap.
 func riceParam(ps []posting) uint {
-	mean := uint64(ps[len(ps)-1].low) / uint64(len(ps))
+	mean := ps[len(ps)-1].low / uint64(len(ps))
 	k0 := 0
 	if mean > 0 {
 		k0 = bits.Len64(mean) - 1
 	}
 	best, bestCost := uint(0), uint64(1<<63)
-	for k := max(k0-1, 0); k <= min(k0+1, 31); k++ {
+	for k := max(k0-1, 0); k <= min(k0+1, 63); k++ {
 		cost := uint64(len(ps)) * uint64(k+1)
-		prev := uint32(0)
+		prev := uint64(0)
 		for _, p := range ps {
 			cost += uint64((p.low - prev) >> k)
 			prev = p.low
@@ -101,7 +132,7 @@ type packedIter struct {
 	k, w    uint
 	left    int
 	lowBits uint // bucket-key bits below the group's
-	low     uint32
+	low     uint64
 	doc     uint32
 	started bool
 }
@@ -116,7 +147,7 @@ func (it *packedIter) init(v []byte, lowBits uint) error {
 	n, m := binary.Uvarint(v[2:])
 	body := v[2+max(m, 0):]
 	switch {
-	case k > 31 || w > 32:
+	case k > maxRiceParam(lowBits) || w > 32:
 		return fmt.Errorf("%w: packed postings with Rice parameter %d and document width %d", ErrCorrupt, k, w)
 	case m <= 0 || n == 0 || n > 8*uint64(len(body)):
 		return fmt.Errorf("%w: packed postings count %d in %d bytes", ErrCorrupt, n, len(body))
@@ -126,7 +157,7 @@ func (it *packedIter) init(v []byte, lowBits uint) error {
 }
 
 // next returns the next posting; ok is false at the end.
-func (it *packedIter) next() (low, doc uint32, ok bool, err error) {
+func (it *packedIter) next() (low uint64, doc uint32, ok bool, err error) {
 	if it.left == 0 {
 		return 0, 0, false, nil
 	}
@@ -137,16 +168,16 @@ func (it *packedIter) next() (low, doc uint32, ok bool, err error) {
 	if !ok1 || !ok2 || !ok3 {
 		return 0, 0, false, fmt.Errorf("%w: packed postings end early", ErrCorrupt)
 	}
-	gap := uint64(q)<<it.k | uint64(r)
-	nl := uint64(it.low) + gap
+	gap := uint64(q)<<it.k | r
+	nl := it.low + gap
 	switch {
 	case nl >= uint64(1)<<it.lowBits:
 		return 0, 0, false, fmt.Errorf("%w: packed posting beyond its group", ErrCorrupt)
-	case it.started && gap == 0 && d <= it.doc:
+	case it.started && gap == 0 && uint32(d) <= it.doc:
 		return 0, 0, false, fmt.Errorf("%w: packed postings out of order", ErrCorrupt)
 	}
-	it.low, it.doc, it.started = uint32(nl), d, true
-	return it.low, d, true, nil
+	it.low, it.doc, it.started = nl, uint32(d), true
+	return it.low, uint32(d), true, nil
 }
 
 // bitWriter appends bits to buf, least significant first.
@@ -156,8 +187,12 @@ type bitWriter struct {
 	n   uint // bits in acc, < 8 between calls
 }
 
-// write appends the low nbits (at most 32) of v, which has no higher bits.
+// write appends the low nbits (at most 64) of v, which has no higher bits.
 func (w *bitWriter) write(v uint64, nbits uint) {
+	if nbits > 32 {
+		w.write(v&(1<<32-1), 32)
+		v, nbits = v>>32, nbits-32
+	}
 	w.acc |= v << w.n
 	w.n += nbits
 	for w.n >= 8 {
@@ -168,7 +203,7 @@ func (w *bitWriter) write(v uint64, nbits uint) {
 }
 
 // unary appends q 1 bits and a 0.
-func (w *bitWriter) unary(q uint32) {
+func (w *bitWriter) unary(q uint64) {
 	for ; q >= 31; q -= 31 {
 		w.write(1<<31-1, 31)
 	}
@@ -199,15 +234,20 @@ func (r *bitReader) fill() {
 	}
 }
 
-// read returns the next nbits (at most 32) bits.
-func (r *bitReader) read(nbits uint) (uint32, bool) {
+// read returns the next nbits (at most 64) bits.
+func (r *bitReader) read(nbits uint) (uint64, bool) {
+	if nbits > 32 {
+		lo, ok1 := r.read(32)
+		hi, ok2 := r.read(nbits - 32)
+		return hi<<32 | lo, ok1 && ok2
+	}
 	if r.n < nbits {
 		r.fill()
 		if r.n < nbits {
 			return 0, false
 		}
 	}
-	v := uint32(r.acc & (1<<nbits - 1))
+	v := r.acc & (1<<nbits - 1)
 	r.acc >>= nbits
 	r.n -= nbits
 	return v, true

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/hex"
 	"errors"
 	"math/rand/v2"
@@ -31,7 +32,7 @@ func randomGroup(rng *rand.Rand, n int, lowBits uint, maxDoc uint32) []posting {
 	seen := map[posting]bool{}
 	var ps []posting
 	for len(ps) < n {
-		p := posting{uint32(rng.Uint64N(1 << lowBits)), rng.Uint32N(maxDoc)}
+		p := posting{rng.Uint64N(1 << lowBits), rng.Uint32N(maxDoc)}
 		if len(ps) > 0 && rng.IntN(5) == 0 {
 			p.low = ps[rng.IntN(len(ps))].low // a shared bucket
 		}
@@ -41,10 +42,7 @@ func randomGroup(rng *rand.Rand, n int, lowBits uint, maxDoc uint32) []posting {
 		}
 	}
 	slices.SortFunc(ps, func(a, b posting) int {
-		if a.low != b.low {
-			return int(int64(a.low) - int64(b.low))
-		}
-		return int(int64(a.doc) - int64(b.doc))
+		return cmp.Or(cmp.Compare(a.low, b.low), cmp.Compare(a.doc, b.doc))
 	})
 	return ps
 }
@@ -64,6 +62,11 @@ func TestPackedRoundTrip(t *testing.T) {
 		{"random 13-bit, big", randomGroup(rng, 2000, 13, 1<<24), 13},
 		{"random 31-bit", randomGroup(rng, 100, 31, 1<<31), 31},
 		{"dense", randomGroup(rng, 500, 8, 100), 8},
+		// 8-byte keys: 64 − G bits below the group.
+		{"one at the top, 63-bit", []posting{{1<<63 - 1, 1<<32 - 1}}, 63},
+		{"random 45-bit", randomGroup(rng, 32, 45, 1<<20), 45},
+		{"random 63-bit", randomGroup(rng, 100, 63, 1<<32-1), 63},
+		{"one bucket, 40-bit", []posting{{1 << 39, 1}, {1 << 39, 2}}, 40},
 	} {
 		v := appendPacked([]byte("prefix"), tc.ps)
 		if !bytes.HasPrefix(v, []byte("prefix")) {

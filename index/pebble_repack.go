@@ -240,7 +240,7 @@ func (d *DB) repackSurvey(ctx context.Context, st *RepackStats) (int, error) {
 			err = fmt.Errorf("%w: packed postings under key %x in an index without group bits", ErrCorrupt, it.Key())
 		}
 		if err == nil {
-			err = pi.init(v, uint(32-g))
+			err = pi.init(v, packedLowBits(d.cfg.BucketKeyBytes, uint(g)))
 		}
 		if err != nil {
 			return 0, err
@@ -403,8 +403,8 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 	}
 	defer qit.Close()
 	b := d.db.NewBatch()
-	shift := 32 - g
-	mask := uint32(1)<<shift - 1
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
 	var (
 		cur        uint32
 		own, ps    []posting
@@ -433,9 +433,9 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 			return err
 		}
 		for _, p := range own {
-			bk := cur<<shift | p.low
+			bk := packedJoin(cur, p.low, w, g)
 			d.packed.set(bk) // before the batch is applied: see bucketFilter
-			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc), nil); err != nil {
+			if err := b.Delete(appendPostingKey(vbuf[:0], bk, p.doc, w), nil); err != nil {
 				return err
 			}
 		}
@@ -452,24 +452,25 @@ func (d *DB) packBatch(ctx context.Context, from []byte, g uint, limit int) (nex
 		return b.Set(kbuf, vbuf, nil)
 	}
 	for ok := pit.First(); ok; ok = pit.Next() {
-		bk, doc, okKey := parsePostingKey(pit.Key())
+		bk, doc, okKey := parsePostingKey(pit.Key(), w)
+		group, low := packedSplit(bk, w, g)
 		if !okKey {
 			b.Close()
 			return nil, 0, 0, fmt.Errorf("%w: posting key %x", ErrCorrupt, pit.Key())
 		}
-		if len(own) > 0 && bk>>shift != cur {
+		if len(own) > 0 && group != cur {
 			if err := flush(); err != nil {
 				b.Close()
 				return nil, 0, 0, err
 			}
 			own = own[:0]
 			if b.Len() >= limit {
-				next = appendBucketPrefix(nil, bk>>shift<<shift)
+				next = appendBucketPrefix(nil, packedJoin(group, 0, w, g), w)
 				break
 			}
 		}
-		cur = bk >> shift
-		own = append(own, posting{bk & mask, doc})
+		cur = group
+		own = append(own, posting{low, doc})
 	}
 	if err := pit.Error(); err != nil {
 		b.Close()
@@ -505,7 +506,8 @@ func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (n
 	}
 	defer it.Close()
 	b := d.db.NewBatch()
-	shift := 32 - g
+	w := d.cfg.BucketKeyBytes
+	shift := packedLowBits(w, g)
 	var kbuf []byte
 	var pi packedIter
 	for ok := it.First(); ok; ok = it.Next() {
@@ -526,9 +528,9 @@ func (d *DB) unpackBatch(ctx context.Context, from []byte, g uint, limit int) (n
 			if err = e; !ok {
 				break
 			}
-			bk := group<<shift | low
+			bk := packedJoin(group, low, w, g)
 			d.filter.set(bk) // before the batch is applied: see bucketFilter
-			kbuf = appendPostingKey(kbuf[:0], bk, doc)
+			kbuf = appendPostingKey(kbuf[:0], bk, doc, w)
 			err = b.Set(kbuf, nil, nil)
 			moved++
 		}

@@ -49,16 +49,17 @@ func TestBucketFilter(t *testing.T) {
 	if f.shift != 32-13 {
 		t.Fatalf("shift %d; want 19", f.shift)
 	}
-	for _, bk := range []uint32{0, 1 << 19, 0xffffffff} {
+	for _, bk32 := range []uint32{0, 1 << 19, 0xffffffff} {
+		bk := uint64(bk32) << 32 // keys are left-aligned
 		if f.mayHold(bk) {
-			t.Errorf("empty filter holds %08x", bk)
+			t.Errorf("empty filter holds %016x", bk)
 		}
 		f.set(bk)
-		if !f.mayHold(bk) || !f.mayHold(bk^1) {
-			t.Errorf("after set(%08x): mayHold false", bk)
+		if !f.mayHold(bk) || !f.mayHold(bk^1<<32) || !f.mayHold(bk^0xffffffff) {
+			t.Errorf("after set(%016x): mayHold false", bk)
 		}
 	}
-	if f.mayHold(2 << 19) {
+	if f.mayHold(2 << 19 << 32) {
 		t.Error("an unset stripe reads as set")
 	}
 	if got := f.fill(); got != 3.0/8192 {

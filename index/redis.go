@@ -117,7 +117,7 @@ const (
 	redisDF      = "df:" // + the table's fingerprint, 16 hex digits → a TF-IDF index's document-frequency table
 	redisCount   = "n"
 	redisDoc     = "d:"   // + id → record
-	redisBucket  = "b:"   // + 4-byte bucket key → set of ids
+	redisBucket  = "b:"   // + bucket key (Config.BucketKeyBytes bytes) → set of ids
 	redisLockB   = "l:b:" // + bucket key → lock token
 	redisLockID  = "l:i:" // + id → lock token
 	redisScanMax = 1000
@@ -211,10 +211,12 @@ func (r *Redis) key(parts ...string) string {
 	return r.prefix + strings.Join(parts, "")
 }
 
-func bucketName(bk uint32) string {
-	var b [4]byte
-	binary.BigEndian.PutUint32(b[:], bk)
-	return string(b[:])
+// bucketName is the name of bucket bk (left-aligned) in the index's
+// width, big-endian.
+func (r *Redis) bucketName(bk uint64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], bk)
+	return string(b[:r.cfg.BucketKeyBytes])
 }
 
 // Client returns the Redis client.
@@ -231,7 +233,7 @@ func (r *Redis) Close() error {
 }
 
 // docKeys returns the distinct bucket keys of sig, ascending.
-func (r *Redis) docKeys(sig minhash.Signature) []uint32 {
+func (r *Redis) docKeys(sig minhash.Signature) []uint64 {
 	var kb keyBuf
 	return kb.of(&r.cfg, sig)
 }
@@ -254,13 +256,13 @@ func (r *Redis) begin(ctx context.Context) (txn[string], error) {
 // taken, it releases those it got, waits a random, growing time and tries
 // again, until ctx ends (ErrLockTimeout). Locks expire after LockTTL, so a
 // crashed writer blocks no one for longer.
-func (r *Redis) acquire(ctx context.Context, ids []string, buckets []uint32, _ bool) (func(), error) {
+func (r *Redis) acquire(ctx context.Context, ids []string, buckets []uint64, _ bool) (func(), error) {
 	names := make([]string, 0, len(ids)+len(buckets))
 	for _, id := range ids {
 		names = append(names, r.key(redisLockID, id))
 	}
 	for _, bk := range buckets {
-		names = append(names, r.key(redisLockB, bucketName(bk)))
+		names = append(names, r.key(redisLockB, r.bucketName(bk)))
 	}
 	slices.Sort(names)
 	names = slices.Compact(names)
@@ -368,16 +370,16 @@ func (t *redisTxn) lookup(id string) (string, []byte, bool, error) {
 
 // buckets reads the buckets' sizes (SCARD) or members (SMEMBERS), in one
 // pipeline. A set has no order: past the cap, its smallest ids are read.
-func (t *redisTxn) buckets(keys []uint32, limit int, collect bool, counts []int, cands []string) ([]string, error) {
+func (t *redisTxn) buckets(keys []uint64, limit int, collect bool, counts []int, cands []string) ([]string, error) {
 	r, ctx := t.r, t.ctx
 	var members []*redis.StringSliceCmd
 	var cards []*redis.IntCmd
 	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for _, bk := range keys {
 			if collect {
-				members = append(members, p.SMembers(ctx, r.key(redisBucket, bucketName(bk))))
+				members = append(members, p.SMembers(ctx, r.key(redisBucket, r.bucketName(bk))))
 			} else {
-				cards = append(cards, p.SCard(ctx, r.key(redisBucket, bucketName(bk))))
+				cards = append(cards, p.SCard(ctx, r.key(redisBucket, r.bucketName(bk))))
 			}
 		}
 		return nil
@@ -436,9 +438,9 @@ func (t *redisTxn) records(ids []string, fn func(string, []byte) error) error {
 	return nil
 }
 
-func (t *redisTxn) insert(id string, post []uint32, rec []byte) error {
+func (t *redisTxn) insert(id string, post []uint64, rec []byte) error {
 	for _, bk := range post {
-		t.postKey = append(t.postKey, t.r.key(redisBucket, bucketName(bk)))
+		t.postKey = append(t.postKey, t.r.key(redisBucket, t.r.bucketName(bk)))
 		t.postID = append(t.postID, id)
 	}
 	t.recKey = append(t.recKey, t.r.key(redisDoc, id))
@@ -446,10 +448,10 @@ func (t *redisTxn) insert(id string, post []uint32, rec []byte) error {
 	return nil
 }
 
-func (t *redisTxn) remove(_ string, id string, post []uint32) error {
+func (t *redisTxn) remove(_ string, id string, post []uint64) error {
 	t.delID = append(t.delID, id)
 	for _, bk := range post {
-		t.delPost = append(t.delPost, t.r.key(redisBucket, bucketName(bk)))
+		t.delPost = append(t.delPost, t.r.key(redisBucket, t.r.bucketName(bk)))
 		t.delPID = append(t.delPID, id)
 	}
 	return nil
@@ -591,7 +593,7 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 	slices.Sort(docKeys)
 	slices.Sort(bucketKeys)
 	// Records → postings.
-	keysOf := map[string][]uint32{}
+	keysOf := map[string][]uint64{}
 	p := &r.cfg.Params
 	for _, dk := range docKeys {
 		id := strings.TrimPrefix(dk, r.prefix+redisDoc)
@@ -616,7 +618,7 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 		cmds := make([]*redis.BoolCmd, len(keys))
 		if _, err := r.c.Pipelined(ctx, func(pl redis.Pipeliner) error {
 			for i, bk := range keys {
-				cmds[i] = pl.SIsMember(ctx, r.key(redisBucket, bucketName(bk)), id)
+				cmds[i] = pl.SIsMember(ctx, r.key(redisBucket, r.bucketName(bk)), id)
 			}
 			return nil
 		}); err != nil {
@@ -629,11 +631,13 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 	// Postings → records.
 	for _, bkKey := range bucketKeys {
 		name := strings.TrimPrefix(bkKey, r.prefix+redisBucket)
-		if len(name) != 4 {
+		if len(name) != r.cfg.BucketKeyBytes {
 			rep.problem("bad bucket key %q", bkKey)
 			continue
 		}
-		bk := binary.BigEndian.Uint32([]byte(name))
+		var nb [8]byte
+		copy(nb[:], name)
+		bk := binary.BigEndian.Uint64(nb[:])
 		ids, err := r.c.SMembers(ctx, bkKey).Result()
 		if err != nil {
 			return rep, err
@@ -642,11 +646,11 @@ func (r *Redis) Check(ctx context.Context) (CheckReport, error) {
 			rep.Postings++
 			keys, ok := keysOf[id]
 			if !ok {
-				rep.problem("posting in bucket %08x names %q, which has no record", bk, id)
+				rep.problem("posting in bucket %016x names %q, which has no record", bk, id)
 				continue
 			}
 			if !slices.Contains(keys, bk) {
-				rep.problem("posting in bucket %08x names %q, whose signature has no such key", bk, id)
+				rep.problem("posting in bucket %016x names %q, whose signature has no such key", bk, id)
 			}
 		}
 	}

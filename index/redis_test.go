@@ -122,7 +122,7 @@ func TestRedisStaleLock(t *testing.T) {
 	r := x.(*Redis)
 	doc := docOf(t, r.Config(), "a", newTextGen(12).text(100))
 	keys := r.docKeys(doc.Sig)
-	stale := r.key(redisLockB, bucketName(keys[3]))
+	stale := r.key(redisLockB, r.bucketName(keys[3]))
 	// The lock lives an hour while a writer gives up behind it (with a
 	// 300 ms TTL from the start, a slow machine saw it expire first), then
 	// 300 ms.

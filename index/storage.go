@@ -31,7 +31,7 @@ type storage[R ref] interface {
 	// keys, shared by every process, and for a delete (del) Pebble's lock
 	// of packed values. The engine calls unlock once, before it releases its
 	// stripes. ctx bounds the wait (ErrLockTimeout).
-	acquire(ctx context.Context, ids []string, keys []uint32, del bool) (unlock func(), err error)
+	acquire(ctx context.Context, ids []string, keys []uint64, del bool) (unlock func(), err error)
 
 	// begin opens a transaction: a view of the index and an empty set of
 	// writes. Pebble's view is one consistent snapshot; Redis's and
@@ -68,7 +68,7 @@ type txn[R ref] interface {
 	// size if limit is Unlimited) and, with collect, appends the documents
 	// counted to cands: the oldest first where the backend knows the order
 	// (Pebble, Memory), else the smallest ids (Redis).
-	buckets(keys []uint32, limit int, collect bool, counts []int, cands []R) ([]R, error)
+	buckets(keys []uint64, limit int, collect bool, counts []int, cands []R) ([]R, error)
 
 	// records calls fn with the record of each of refs (ascending,
 	// distinct) that is stored, in order; rec is valid during the call. An
@@ -79,11 +79,11 @@ type txn[R ref] interface {
 	// under (ascending; those of full buckets left out) and its record
 	// (appendRecord). rec and post are valid only during the call. It fails
 	// with ErrFull if the backend has no document number left.
-	insert(id string, post []uint32, rec []byte) error
+	insert(id string, post []uint64, rec []byte) error
 
 	// remove deletes document r: its id, its postings under post (the
 	// bucket keys it was posted under) and its record.
-	remove(r R, id string, post []uint32) error
+	remove(r R, id string, post []uint64) error
 
 	// commit ends the transaction: it applies the writes (at once in
 	// Pebble and Memory; in Redis postings first, so that a writer that

@@ -128,6 +128,18 @@ type CandidateOptions struct {
 	// means the default, runtime.GOMAXPROCS(0). Range 0 and up; a Grouper
 	// ignores it.
 	Workers int
+
+	// Reference is the number of reference documents, numbered 0 …
+	// Reference−1 below every other document: documents already
+	// deduplicated elsewhere (an archive), which are paired with the others
+	// but never with each other. No pair of two reference documents is
+	// emitted: a bucket of only reference documents yields no pair, and a
+	// capped bucket links its other members to its first member, which is
+	// a reference document whenever the bucket holds one. Buckets are
+	// counted, capped and listed as without it; CandidateMetrics.Pairs
+	// counts only the pairs emitted. Every pair with a document at or above
+	// Reference is emitted exactly as without it. Default 0: none.
+	Reference uint32
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o. It is
@@ -281,6 +293,7 @@ type Grouper struct {
 	docMask  uint64
 	cap      int
 	largestN int
+	ref      uint32 // CandidateOptions.Reference
 
 	started bool
 	last    uint64   // the last entry consumed
@@ -310,6 +323,7 @@ func NewGrouper(docBits uint, opts *CandidateOptions) (*Grouper, error) {
 		docMask:  1<<docBits - 1,
 		cap:      o.Cap,
 		largestN: max(o.Largest, 0),
+		ref:      o.Reference,
 	}, nil
 }
 
@@ -391,12 +405,21 @@ func (g *Grouper) add(dst []uint64, doc uint32) []uint64 {
 	first := uint64(g.members[0]) << 32
 	if g.size == g.cap+1 {
 		// The bucket just outgrew the cap: link the members buffered so far
-		// to the first instead of pairing them all.
-		for _, m := range g.members[1:] {
+		// to the first instead of pairing them all (bar reference
+		// documents, which are never paired with each other: members
+		// ascend, so they come first).
+		ms := g.members[1:]
+		for len(ms) > 0 && ms[0] < g.ref {
+			ms = ms[1:]
+		}
+		for _, m := range ms {
 			dst = append(dst, first|uint64(m))
 		}
-		g.m.Pairs += int64(len(g.members) - 1)
+		g.m.Pairs += int64(len(ms))
 		g.members = g.members[:1]
+	}
+	if doc < g.ref {
+		return dst
 	}
 	g.m.Pairs++
 	return append(dst, first|uint64(doc))
@@ -413,13 +436,20 @@ func (g *Grouper) close(dst []uint64) []uint64 {
 		return dst
 	}
 	ms := g.members
+	// Members ascend, so reference documents come first: ms[:r] are
+	// reference documents, which are paired only with ms[r:].
+	r := 0
+	for r < len(ms) && ms[r] < g.ref {
+		r++
+	}
 	for x, a := range ms {
 		hi := uint64(a) << 32
-		for _, b := range ms[x+1:] {
+		for _, b := range ms[max(x+1, r):] {
 			dst = append(dst, hi|uint64(b))
 		}
 	}
-	g.m.Pairs += int64(len(ms) * (len(ms) - 1) / 2)
+	n := len(ms)
+	g.m.Pairs += int64(n*(n-1)/2 - r*(r-1)/2)
 	return dst
 }
 

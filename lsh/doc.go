@@ -77,7 +77,9 @@
 // (SortUnique). [Candidates] does all of this in memory. Because only high
 // key bits are kept, two different keys collide with probability about
 // 2^−(64−docBits) per pair of keys; the few spurious candidates this adds are
-// removed by verification.
+// removed by verification. With CandidateOptions.Reference, the lowest
+// document numbers are reference documents (an archive deduplicated
+// before), paired with the others but never with each other.
 //
 // A driver with a memory budget streams instead:
 //

@@ -56,6 +56,10 @@ type Config struct {
 	Out           string // output directory
 	SingleFile    bool   // each output one file, by one worker, under neardup dedup's name; else shards
 	ShardLines    int    // lines a pairs.tsv shard aims at (Options.ShardLines, resolved)
+	// SignaturesOut, when set, is the directory the sign stage writes the
+	// documents' signatures into: shard i of n (sigfile.ShardName) holds
+	// split i's, so that sigfile.Open reads them in input order.
+	SignaturesOut string
 	// KeptName is the name of the kept records' file (before sharding):
 	// kept.jsonl, or for WARC and WET splits kept.warc.gz or
 	// kept.warc.wet.gz, their gzip members byte for byte, as neardup dedup

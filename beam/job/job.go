@@ -41,7 +41,9 @@ type Options struct {
 	// apply (the runner sizes the workers; they are only reported); TempDir
 	// is the directory for the intermediate state between the pipelines,
 	// which must be reachable by every worker and the launching process (a
-	// gs:// path on Dataflow). Golden and BadOut are not supported.
+	// gs:// path on Dataflow). Golden, BadOut, Against and Signatures are
+	// not supported (see Supported); SignaturesOut is a directory, into
+	// which the sign stage writes one signature shard per input split.
 	// Default: the defaults of jobspec.Options, and a new local temporary
 	// directory.
 	Dedup *jobspec.Options
@@ -94,11 +96,8 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	if len(inputs) == 0 {
 		return nil, fmt.Errorf("%w: no inputs", jobspec.ErrInvalidOptions)
 	}
-	if dopts.Golden != "" {
-		return nil, fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
-	}
-	if dopts.BadOut != "" {
-		return nil, fmt.Errorf("%w: a list of bad records (BadOut) is not supported by %s", jobspec.ErrInvalidOptions, Tool)
+	if err := Supported(&dopts); err != nil {
+		return nil, err
 	}
 	if job.Sketch.Kind == sketch.SimHash && job.Sketch.SimHash.Params.Weighting == sigfile.TFIDF {
 		return nil, fmt.Errorf("%w: --weight tfidf is not supported by %s: its document frequencies need a pass of their own over the corpus and a table shipped to every worker; TF weighting measured better on near duplicates (BENCHMARKS.md), or run neardup dedup", jobspec.ErrInvalidOptions, Tool)
@@ -158,8 +157,13 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		work = files.Join(work, fmt.Sprintf("neardup-beam-%d", time.Now().UnixNano()))
 		defer files.RemoveAll(ctx, work)
 	}
+	if p := dopts.SignaturesOut; p != "" && !isRemote(p) {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, fmt.Errorf("%s: --signatures-out: %w", Tool, err)
+		}
+	}
 	c := Config{Splits: splits, Corpus: newCorpusConfig(&dopts.Corpus), Job: shipped, KeyID: keyID, KeyFile: o.KeyFile, Out: outDir, SingleFile: o.SingleFile,
-		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), KeptName: keptName}
+		ShardLines: shardLines, PartitionBits: uint(bits.TrailingZeros(uint(parts))), KeptName: keptName, SignaturesOut: dopts.SignaturesOut}
 
 	var timings []jobspec.Timing
 	runJob := func(name string, p *beam.Pipeline) error {
@@ -239,6 +243,28 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	return rep, nil
+}
+
+// Supported reports the job options the Beam job does not take, as errors
+// wrapping jobspec.ErrInvalidOptions that say what to use instead: a golden
+// set (score the outputs with neardup eval score), reference sources
+// (Against), a list of bad records (BadOut) and stored signatures of the
+// inputs (Signatures), which only
+// neardup dedup reads. SignaturesOut is supported: a directory of shards.
+func Supported(o *jobspec.Options) error {
+	switch {
+	case o.Golden != "":
+		return fmt.Errorf("%w: --golden is not supported by %s: score its pairs.tsv and clusters.jsonl with neardup eval score", jobspec.ErrInvalidOptions, Tool)
+	case len(o.Against) > 0:
+		return fmt.Errorf("%w: --against is not supported by %s: deduplicate against reference documents with neardup dedup --against "+
+			"(its signatures, from --signatures-out, make the reference cheap to read)", jobspec.ErrInvalidOptions, Tool)
+	case o.BadOut != "":
+		return fmt.Errorf("%w: a list of bad records (BadOut) is not supported by %s", jobspec.ErrInvalidOptions, Tool)
+	case o.Signatures != "":
+		return fmt.Errorf("%w: --signatures is not supported by %s, whose workers sign their splits: re-run with stored signatures with neardup dedup --signatures",
+			jobspec.ErrInvalidOptions, Tool)
+	}
+	return nil
 }
 
 // keptName returns the name of the kept records' file for the splits, as

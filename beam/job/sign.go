@@ -124,6 +124,13 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 	}
 	st := SplitStats{Split: sp.Index, LastLocal: -1, Drift: drift.NewDistributions()}
 	batches := &batcher{bits: f.C.PartitionBits, bufs: map[int][]byte{}, emit: emit}
+	var sigs *sigWriter
+	if f.C.SignaturesOut != "" {
+		if sigs, err = newSigWriter(ctx, &f.C, sp.Index); err != nil {
+			return err
+		}
+		defer sigs.abort()
+	}
 	// SimHash's fingerprints go out by split: their entries wait for the
 	// document count (simEntriesFn).
 	simHash := f.C.simHashJob()
@@ -145,6 +152,13 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		before := k.Metrics().Features
 		signed := k.sign(doc.Text)
 		st.Drift.AddDocument(int64(len(doc.Text)), k.Metrics().Features-before)
+		if sigs != nil {
+			// Every document that parses, the empty set's signature for a
+			// text without features: what neardup sign writes.
+			if err := sigs.add(rec, doc.ID, k.sig); err != nil {
+				return false, err
+			}
+		}
 		if !signed {
 			st.Empty++
 			return true, nil
@@ -163,6 +177,11 @@ func (f *signFn) ProcessElement(ctx context.Context, sp Split, emit func(int, []
 		return err
 	}
 	batches.flush()
+	if sigs != nil {
+		if err := sigs.close(); err != nil {
+			return err
+		}
+	}
 	fps.flush()
 	st.Records, st.ReaderBad, st.Bytes, st.Skipped = rs.Records, rs.Bad, rs.Bytes, rs.Skipped
 	st.Hash = k.Metrics()

@@ -183,7 +183,7 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 		f.entries = append(f.entries, sketch.PackEntry(uint64(k), uint32(num)))
 	}
 	f.scratch = lsh.SortEntries(f.entries, f.scratch, sketch.EntryDocBits)
-	g, err := sk.NewGrouper(f.byNum, f.C.Job.BucketCap)
+	g, err := sk.NewGrouper(f.byNum, f.C.Job.BucketCap, 0)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,16 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/jobflags"
+	"github.com/neardup/neardup/internal/jobspec"
+	"github.com/neardup/neardup/shingle"
 )
 
 // buildDedupOptions returns the options of a dedup run from its flags (jobflags.Dedup,
@@ -17,9 +22,20 @@ func buildDedupOptions(io IO, f *jobflags.Dedup) (*dedup.Options, error) {
 	if err != nil {
 		return nil, usageError{err}
 	}
+	if p := f.SignaturesOut; p != "" {
+		// neardup dedup writes one signature file (neardup-beam a
+		// directory of shards).
+		if st, err := os.Stat(p); err == nil && st.IsDir() {
+			return nil, usagef("--signatures-out %s: a directory; neardup dedup writes one signature file", p)
+		}
+		if st, err := os.Stat(filepath.Dir(p)); err != nil || !st.IsDir() {
+			return nil, usagef("--signatures-out %s: no directory %s to write it in", p, filepath.Dir(p))
+		}
+	}
 	if !f.Quiet && io.ErrIsTerminal {
 		opts.Progress = io.Err
 	}
+	opts.OpenIndex = openIndexSignatures
 	return opts, nil
 }
 
@@ -52,14 +68,31 @@ shingling. With --golden TRUTH, the run is scored against a truth file (eval
 truth): precision, recall by similarity band, adjusted Rand index, in both
 reports.
 
+Sign once, use many times:
+  --against REF        deduplicate the inputs against REF (repeatable): a corpus, a
+                       signature file (neardup sign, --signatures-out; a file, a
+                       directory of shards or a glob) or an index directory. Inputs
+                       that are near duplicates of a REF document are removed; REF
+                       documents are never removed nor written, and never paired
+                       with each other. Pairs with a REF document are verified
+                       exactly when REF is a corpus, by the estimate otherwise.
+  --signatures SIGS    use the inputs' stored signatures (same ids, same order)
+                       instead of signing: the same outputs, no hashing.
+  --signatures-out F   also write the inputs' signatures to F, as neardup sign does.
+Stored signatures must be made with the same --shingle, --scheme, --num-perm,
+--bits and --seed; the error names both fingerprints otherwise.
+
 The outputs appear only once all are complete: a run that fails leaves none.
 Ids must be unique: a repeated id is an error naming the file and line of its
 second occurrence, or with --skip-bad that record is skipped as bad (and
-listed in --bad-out).`,
+listed in --bad-out). The ids of --against documents are not checked: an input
+may have a REF document's id.`,
 		Example: `  neardup dedup -o out testdata/articles_1000.jsonl
   neardup dedup --boilerplate auto --id-field uri --shingle web -o out CC-MAIN-*.warc.gz
   zcat crawl.jsonl.gz | neardup dedup --threshold 0.85 --shingle web -o out -
-  neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/`,
+  neardup dedup --cluster star --keep longest --memory 512MiB -o out shards/
+  neardup dedup --against archive.ndsf --signatures-out week.ndsf -o out week.jsonl
+  neardup dedup --signatures week.ndsf --threshold 0.7 -o out-0.7 week.jsonl`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := buildDedupOptions(io, f)
@@ -96,6 +129,10 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 	if b := rep.Boilerplate; b != nil {
 		fmt.Fprintf(io.Out, "boilerplate: %d lines dropped from %d (document, line) pairs; %s\n", b.Lines, b.Dropped, b.Reason)
 	}
+	if r := rep.Reference; r != nil {
+		fmt.Fprintf(io.Out, "reference documents %d (empty %d)  pairs with them %d (verified %s)  inputs removed as their near duplicates %d\n",
+			r.Documents, r.Empty, r.ReferencePairs.Verified, r.ReferencePairs.Verify, r.RemovedByReference)
+	}
 	if sc := rep.Config.SimHash; sc != nil {
 		fmt.Fprintf(io.Out, "simhash %s, Hamming distance ≤ %d, %d blocks (%d tables): recall %.4f at J = %.2f by the unit-weight model; outputs in %s\n",
 			sc.Weight, sc.Hamming, sc.Blocks, sc.Tables, rep.ExpectedRecall, rep.Config.Threshold, out)
@@ -111,4 +148,14 @@ func runDedup(ctx context.Context, io IO, inputs []string, out string, opts *ded
 		fmt.Fprintln(io.Out)
 	}
 	return nil
+}
+
+// openIndexSignatures is dedup's Options.OpenIndex: an index directory given
+// to --against is read through package index.
+func openIndexSignatures(path string, spec shingle.Spec) (jobspec.StoredSignatures, error) {
+	s, err := index.OpenSignatures(path, spec)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -63,6 +63,7 @@ func TestEveryDedupFlagRefused(t *testing.T) {
 		"seed": {"-1"}, "key-file": {missing, sample}, "format": {"xml"}, "id-field": {"", "text"}, "text-field": {""}, "skip-bad": {}, "max-record-bytes": {"0", "-1"},
 		"sketch": {"lsh", ""}, "weight": {"bm25", "tfidf"}, "hamming": {"9", "-1", "3"}, "blocks": {"-1", "8"},
 		"html": {}, "exact-pass": {}, "boilerplate": {"0", "1", "-1", "x", "always"}, "boilerplate-lines": {missing},
+		"against": {"", "-", missing}, "signatures": {"-", missing}, "signatures-out": {t.TempDir(), filepath.Join(missing, "sigs.ndsf")},
 		"bad-out": {"x", "-"},
 	})
 }

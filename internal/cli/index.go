@@ -206,7 +206,7 @@ func newIndexCmd(io IO) *cobra.Command {
 directory holding every document's signature, its LSH band postings and the
 spec and params fingerprints it was made with.`,
 	}
-	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io))
+	cmd.AddCommand(newIndexBuildCmd(io), newIndexRepackCmd(io), newIndexStatsCmd(io), newIndexCheckCmd(io), newIndexPromoteCmd(io), newIndexMigrateCmd(io))
 	for _, c := range cmd.Commands() {
 		c.SetUsageTemplate(c.UsageTemplate() + exitStatusHelp)
 		c.Args = wrapArgs(c.Args)
@@ -215,13 +215,15 @@ spec and params fingerprints it was made with.`,
 }
 
 type indexBuildOptions struct {
-	index   indexFlags
-	corpus  corpusFlags
-	bp      boilerplateFlags
-	memory  string
-	workers int
-	quiet   bool
-	badOut  badOutFlag
+	index      indexFlags
+	corpus     corpusFlags
+	bp         boilerplateFlags
+	memory     string
+	workers    int
+	quiet      bool
+	badOut     badOutFlag
+	signatures []string
+	append     bool
 }
 
 func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
@@ -232,6 +234,8 @@ func (o *indexBuildOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.memory, "memory", "512MiB", "memory budget for sorting ids and postings (an eighth for the check of repeated ids); past it they spill to disk")
 	fs.IntVar(&o.workers, "workers", 0, "signing goroutines (default: all cores)")
 	fs.BoolVarP(&o.quiet, "quiet", "q", false, "no progress bar")
+	fs.StringArrayVar(&o.signatures, "signatures", nil, "fill the index from signature files (neardup sign, --signatures-out: a file, a directory of shards or a glob) instead of INPUT; repeatable")
+	fs.BoolVar(&o.append, "append", false, "add to an existing index, in durable batches, instead of requiring an empty one")
 }
 
 func newIndexBuildCmd(io IO) *cobra.Command {
@@ -244,11 +248,28 @@ func newIndexBuildCmd(io IO) *cobra.Command {
 JSONL, Parquet or text corpora (gzip/zstd by extension, - for stdin), signs
 every document on all cores and writes the index's tables directly, sorted,
 then ingests them: far faster than inserting one by one. Without INPUT it makes
-an empty index, for neardup serve to fill. The index must be new or empty.
-Every document is stored (near duplicates too; use neardup dedup first to
-drop them). Ids must be unique: a repeated id fails the build naming
-the file and line of both occurrences, or with --skip-bad the later record is
-skipped as bad (and listed in --bad-out). Texts without any shingle are skipped.
+an empty index, for neardup serve to fill. The index must be new or empty,
+unless --append. Every document is stored (near duplicates too; use neardup
+dedup first to drop them). Ids must be unique: a repeated id fails the build
+naming the file and line of both occurrences, or with --skip-bad the later
+record is skipped as bad (and listed in --bad-out). Texts without any shingle
+are skipped.
+
+--signatures SIGS fills the index from signature files instead of texts
+(neardup sign, neardup dedup or neardup-beam --signatures-out), signing
+nothing: a new index takes their spec and params; an existing one must have
+the same (the error names both). Records whose signature is that of a text
+without shingles are skipped.
+
+--append adds to an index that holds documents, from INPUT or --signatures,
+with the service's durability: in batches, each written atomically and
+fsynced before the next, so an interrupted append leaves a consistent index
+holding the batches before it. A document whose id is already stored with
+the same signature is skipped, so running the same append again completes an
+interrupted one; with another signature it is an error. INPUT is checked for
+repeated ids before anything is appended. Appended postings
+are stored as the service's inserts are: neardup index repack packs them.
+On a new or empty index --append is a bulk build.
 
 With --boilerplate (a first pass over the inputs counts the lines many
 documents share) or --boilerplate-lines, those lines are dropped before
@@ -269,15 +290,28 @@ index commands read it from the index.`,
 		Example: `  neardup index build --data idx testdata/articles_1000.jsonl
   neardup index build --data idx --bits 8 --threshold 0.85 crawl/*.jsonl.zst
   neardup index build --data idx --threshold 0.9    # empty, for serve to fill
+  neardup index build --data idx --signatures archive.ndsf
+  neardup index build --data idx --append --signatures week.ndsf
   neardup index build --data idx --sketch simhash --hamming 6 crawl/*.jsonl.zst`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.index.data == "" {
 				return usagef("--data DIR is required (bulk builds are for Pebble indexes)")
 			}
+			if len(o.signatures) > 0 && len(args) > 0 {
+				return usagef("--signatures and INPUT exclude each other: fill the index from one or the other")
+			}
 			iopts, err := o.index.options(cmd.Flags())
 			if err != nil {
 				return err
+			}
+			if len(o.signatures) > 0 && (cmd.Flags().Changed("boilerplate") || cmd.Flags().Changed("boilerplate-lines")) {
+				return usagef("--signatures and --boilerplate/--boilerplate-lines exclude each other: the lines were dropped when the signatures were made, and their spec says so")
+			}
+			if len(o.signatures) > 0 {
+				if err := signaturesSketch(&iopts, o.signatures[0], cmd.Flags()); err != nil {
+					return err
+				}
 			}
 			copts, err := o.corpus.build(io)
 			if err != nil {
@@ -319,6 +353,11 @@ index commands read it from the index.`,
 func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs []string, iopts *index.Options, copts *corpus.Options, bopts *index.BuildOptions) (err error) {
 	iopts.NoSync = true // the build syncs its tables; nothing else is written
 	iopts.ForBuild, iopts.Logger = true, cliLogger(stdio)
+	if o.append {
+		// Appended batches are synced as the service's writes are, and an
+		// index whose bulk build did not finish is refused, not appended to.
+		iopts.NoSync, iopts.ForBuild = false, false
+	}
 	if copts.Stdin == nil {
 		copts.Stdin = stdio.In
 	}
@@ -342,10 +381,21 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		}
 	}
 	dir := o.index.data
+	if o.append {
+		// A promoted index is kept only to roll back: what is appended
+		// belongs in the index that replaced it.
+		if err := refusePromoted(dir); err != nil {
+			return err
+		}
+	}
 	_, statErr := os.Stat(dir)
 	made := errors.Is(statErr, fs.ErrNotExist) // this build makes dir
 	db, err := openData(dir, iopts)
 	if err != nil {
+		if len(o.signatures) > 0 && (errors.Is(err, index.ErrSpecMismatch) || errors.Is(err, index.ErrParamsMismatch)) {
+			return fmt.Errorf("--signatures %s made under %s (fingerprint %016x) and %s (%016x): %w",
+				o.signatures[0], iopts.Spec, iopts.Spec.Fingerprint(), iopts.Params, iopts.Params.Fingerprint(), err)
+		}
 		return err
 	}
 	defer func() {
@@ -366,20 +416,50 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 	var read int64
 	bar.Stage("index", 0, func() int64 { return read })
 	var lastDocs, lastBytes int64
-	var st indexload.Stats
-	if len(inputs) > 0 {
-		lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: func(records, bytes int64) {
-			bar.Add(records-lastDocs, bytes-lastBytes)
-			lastDocs, lastBytes, read = records, bytes, bytes
-		}}
-		if bad != nil {
-			lopts.BadLog = bad.log
+	progressFn := func(records, bytes int64) {
+		bar.Add(records-lastDocs, bytes-lastBytes)
+		lastDocs, lastBytes, read = records, bytes, bytes
+	}
+	if o.append {
+		ist, err := db.Stats(ctx)
+		if err != nil {
+			return err
 		}
+		if ist.Documents > 0 {
+			lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: progressFn}
+			if bad != nil {
+				lopts.BadLog = bad.log
+			}
+			ast, err := indexload.Append(ctx, db, inputs, o.signatures, lopts)
+			bar.Finish()
+			if err != nil {
+				return fmt.Errorf("after %d documents appended in %d durable batches: %w", ast.Inserted, ast.Batches, err)
+			}
+			if err := bad.commit(); err != nil {
+				return err
+			}
+			fmt.Fprintf(stdio.Out, "appended %d documents in %d durable batches (%d already present, %d without shingles skipped, %d bad); the index holds %d; neardup index repack packs their postings\n",
+				ast.Inserted, ast.Batches, ast.Present, ast.Empty, ast.Bad, ist.Documents+ast.Inserted)
+			fmt.Fprintf(stdio.Out, "%s\n", db.Config())
+			return nil
+		}
+	}
+	var st indexload.Stats
+	lopts := &indexload.Options{Corpus: *copts, Build: *bopts, Workers: o.workers, Progress: progressFn}
+	if bad != nil {
+		lopts.BadLog = bad.log
+	}
+	if len(o.signatures) > 0 {
+		st, err = indexload.BuildSignatures(ctx, db, o.signatures, lopts)
+	} else if len(inputs) > 0 {
 		st, err = indexload.Build(ctx, db, inputs, lopts)
 	} else {
 		st.BuildStats, err = buildEmpty(ctx, db, bopts)
 	}
 	bar.Finish()
+	if errors.Is(err, index.ErrNotEmpty) {
+		return messageError{fmt.Sprintf("%v; add to it with --append", err), err}
+	}
 	if err != nil {
 		return err
 	}
@@ -433,10 +513,11 @@ func newIndexRepackCmd(io IO) *cobra.Command {
 		Use:   "repack --data DIR [flags]",
 		Short: "Pack the postings written online, as a bulk build packs its own",
 		Long: `repack moves the postings that inserts wrote one key each (about 7.6 bytes a
-posting on disk) into the packed values a bulk build writes (about 4 bytes),
-then compacts them: queries answer exactly as before, in less space. The
-first repack of an index that was never bulk-built marks it layout version 2,
-which neardup builds before packed postings do not open. Each batch is
+posting on disk) into the packed values a bulk build writes (about 4 bytes;
+with 8-byte bucket keys about 13 and 8), then compacts them: queries answer
+exactly as before, in less space. The first repack of an index of 4-byte keys
+that was never bulk-built marks it layout version 2, which neardup builds
+before packed postings do not open. Each batch is
 durable once written: an interrupted repack leaves a consistent index, and
 running it again finishes the work; a repack with nothing to pack writes
 nothing. The index must not be open elsewhere (Pebble locks the directory;
@@ -543,7 +624,7 @@ func newIndexStatsCmd(io IO) *cobra.Command {
 				"spec": c.Spec.String(), "spec_fingerprint": fmt.Sprintf("%016x", c.Spec.Fingerprint()),
 				"params": c.Params.String(), "params_fingerprint": fmt.Sprintf("%016x", c.Params.Fingerprint()),
 				"bands": c.Bands.Bands, "rows": c.Bands.Rows, "multi_probe": c.Bands.Probe,
-				"threshold": c.Threshold, "bucket_cap": c.BucketCap,
+				"threshold": c.Threshold, "bucket_cap": c.BucketCap, "bucket_key_bytes": c.BucketKeyBytes,
 				"documents": st.Documents, "bytes": st.Bytes,
 			}
 			if st.Documents > 0 {
@@ -600,4 +681,38 @@ Redis index only while no writer is active.`,
 	}
 	o.index.AddFlags(cmd.Flags())
 	return cmd
+}
+
+// signaturesSketch sets the spec and params of the index to those of the
+// signature file path (for a new index; an existing one must have them),
+// checking that sketch flags given on the command line agree with them.
+func signaturesSketch(o *index.Options, path string, fs *pflag.FlagSet) error {
+	r, err := sigfile.Open(path, nil)
+	if err != nil {
+		return err
+	}
+	h := r.Header()
+	r.Close()
+	if h.Sketch != sigfile.MinHash {
+		return fmt.Errorf("%s: %w: %s signatures; an index holds minhash signatures", path, sigfile.ErrSketchMismatch, h.Sketch)
+	}
+	// A keyed spec is rebuilt with the key of --key-file (its id checked).
+	spec, err := h.ShingleSpec(o.Spec.Key)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if fs.Changed("shingle") || fs.Changed("scheme") || fs.Changed("num-perm") || fs.Changed("bits") || fs.Changed("seed") {
+		want, wantP := o.Spec, o.Params
+		if !fs.Changed("shingle") {
+			want = spec
+		}
+		if !fs.Changed("scheme") && !fs.Changed("num-perm") && !fs.Changed("bits") && !fs.Changed("seed") {
+			wantP = h.MinHash
+		}
+		if err := h.CheckMinHash(want, wantP); err != nil {
+			return usageError{fmt.Errorf("%s: %w", path, err)}
+		}
+	}
+	o.Spec, o.Params = spec, h.MinHash
+	return nil
 }

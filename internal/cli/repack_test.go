@@ -20,7 +20,7 @@ import (
 // and returns the sample's documents.
 func fillOnline(t *testing.T, dir string) []index.Doc {
 	t.Helper()
-	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, NoSync: true, BucketCap: 1})
+	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, NoSync: true, BucketCap: 1, BucketKeyBytes: index.NarrowKeyBytes}) // repack packs 4-byte keys
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -137,14 +137,6 @@ func writeSigned(w *sigfile.Writer, b *signedBatch, words int) error {
 	return nil
 }
 
-// signatureHeader returns the header of signatures made under c.
-func signatureHeader(c *sketch.Config) sigfile.Header {
-	if c.Kind == sketch.SimHash {
-		return sigfile.SimHashHeader(c.Spec, c.SimHash.Params)
-	}
-	return sigfile.MinHashHeader(c.Spec, c.Params)
-}
-
 // countSignDF counts the document frequencies of inputs for a TF-IDF
 // SimHash sign (standard input spooled first, since it is read twice), sets
 // them on sc and writes the table to --df-out if asked. It returns the
@@ -226,7 +218,7 @@ func runSign(ctx context.Context, stdio IO, inputs []string, o *signOptions, sc 
 	if err != nil {
 		return err
 	}
-	header := signatureHeader(&sc)
+	header := sc.SignatureHeader()
 	reader, err := corpus.NewReader(inputs, &copts)
 	if err != nil {
 		return err

@@ -82,24 +82,17 @@ const minBuildMemory = 16 << 20
 // which costs one more write and read of them. On error the build is aborted
 // and the index left empty.
 func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (Stats, error) {
-	var st Stats
 	var o Options
 	if opts != nil {
 		o = *opts
 	}
-	co := o.Corpus
-	reader, err := corpus.NewReader(inputs, &co)
-	if err != nil {
-		return st, err
-	}
-	defer reader.Close()
 	bo := o.Build
 	bo.EnsureDefaults()
 	idMemory := bo.Memory / 8
 	bo.Memory = max(bo.Memory-idMemory, minBuildMemory)
 	b, err := db.NewBuilder(&bo)
 	if err != nil {
-		return st, err
+		return Stats{}, err
 	}
 	finished := false
 	defer func() {
@@ -107,23 +100,48 @@ func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (S
 			b.Abort()
 		}
 	}()
+	st, err := eachSigned(ctx, db.Config(), inputs, &o, idMemory, o.Corpus.SkipBad, b.Add)
+	if err != nil {
+		return st, err
+	}
+	finished = true
+	st.BuildStats, err = b.Finish(ctx)
+	return st, err
+}
+
+// eachSigned reads the corpus inputs, signs every document on o.Workers
+// goroutines with the signer of cfg, checks that no id repeats an earlier
+// one's (within idMemory) and hands add the documents with features, in
+// input order; the returned Stats count records, bad and empty ones and
+// bytes. A repeated id is an error naming both lines, or under
+// o.Corpus.SkipBad a bad record (to o.BadLog) left out. With staged (and
+// always under SkipBad) the documents go to a temporary file first and add
+// sees them only once every id is known good: without it, add may have
+// seen documents before the error.
+func eachSigned(ctx context.Context, cfg index.Config, inputs []string, o *Options, idMemory int64, staged bool, add func(index.Doc) error) (Stats, error) {
+	var st Stats
+	co := o.Corpus
+	reader, err := corpus.NewReader(inputs, &co)
+	if err != nil {
+		return st, err
+	}
+	defer reader.Close()
 	ids, err := dupid.New(&dupid.Options{Memory: idMemory, TempDir: o.TempDir})
 	if err != nil {
 		return st, err
 	}
 	defer ids.Close()
-	cfg := db.Config()
 	words := cfg.Params.Words()
 	// Under SkipBad the documents go to a stage first: a repeated id is
 	// known only once every id is, and the builder cannot take one back.
-	add := b.Add
+	direct := add
 	var stage *stageFile
-	if co.SkipBad {
+	if staged || co.SkipBad {
 		if stage, err = newStage(o.TempDir, words); err != nil {
 			return st, err
 		}
 		defer stage.close()
-		add = stage.add
+		direct = stage.add
 	}
 
 	type signed struct {
@@ -172,7 +190,7 @@ func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (S
 				if err := ids.Add(id, res.pos[i]); err != nil {
 					return err
 				}
-				if err := add(index.Doc{ID: string(id), Sig: res.sigs[i*words : (i+1)*words]}); err != nil {
+				if err := direct(index.Doc{ID: string(id), Sig: res.sigs[i*words : (i+1)*words]}); err != nil {
 					return err
 				}
 			}
@@ -194,7 +212,7 @@ func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (S
 	if err != nil {
 		return st, err
 	}
-	if stage == nil {
+	if !co.SkipBad {
 		dup, err := ids.First()
 		if err != nil {
 			return st, err
@@ -202,26 +220,35 @@ func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (S
 		if dup != nil {
 			return st, dup.RecordError("")
 		}
-	} else {
-		// The staged documents go to the builder, but for the later
-		// occurrences of repeated ids, which come in input order.
-		if err := stage.rewind(); err != nil {
-			return st, err
+		if stage == nil {
+			return st, nil
 		}
-		var n int64 // documents read back from the stage
-		copyTo := func(end int64) error {
-			for ; n < end; n++ {
-				doc, err := stage.next()
-				if err != nil {
-					return err
-				}
-				if err := b.Add(doc); err != nil {
+	}
+	// The staged documents go to add, but for the later occurrences of
+	// repeated ids (under SkipBad), which come in input order.
+	if err := stage.rewind(); err != nil {
+		return st, err
+	}
+	var n int64 // documents read back from the stage
+	copyTo := func(end int64) error {
+		for ; n < end; n++ {
+			if n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
 					return err
 				}
 			}
-			return nil
+			doc, err := stage.next()
+			if err != nil {
+				return err
+			}
+			if err := add(doc); err != nil {
+				return err
+			}
 		}
-		err := ids.All(func(dup *dupid.Duplicate) error {
+		return nil
+	}
+	if co.SkipBad {
+		err = ids.All(func(dup *dupid.Duplicate) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -238,16 +265,11 @@ func Build(ctx context.Context, db *index.DB, inputs []string, opts *Options) (S
 			}
 			return nil
 		})
-		if err == nil {
-			err = copyTo(stage.n)
-		}
 		if err != nil {
 			return st, err
 		}
 	}
-	finished = true
-	st.BuildStats, err = b.Finish(ctx)
-	return st, err
+	return st, copyTo(stage.n)
 }
 
 // stageFile holds documents (id and signature) in a temporary file, in the

@@ -292,9 +292,20 @@ type Dedup struct {
 	TmpDir    string  // --tmp-dir: directory for spill files; default "" (the system's)
 	Quiet     bool    // --quiet, -q: no progress bar; default false (Options does not read it)
 	Golden    string  // --golden: truth file to score the run against; default "" (none)
-	ExactPass bool    // --exact-pass: send exact copies to their cluster unsigned; default true
-	Sketch    Sketch  // --shingle, --scheme, --num-perm, --bits, --seed
-	Corpus    Corpus  // --format, --id-field, --text-field, --html, --skip-bad, --max-record-bytes
+	// Against are the reference sources (--against, repeatable): corpora,
+	// signature files or index directories the inputs are deduplicated
+	// against; default none.
+	Against []string
+	// Signatures is a signature file of the inputs to use instead of
+	// signing (--signatures); default "" (sign).
+	Signatures string
+	// SignaturesOut is where to write the inputs' signatures
+	// (--signatures-out): a signature file for neardup dedup, a directory
+	// of shards for neardup-beam; default "" (none).
+	SignaturesOut string
+	ExactPass     bool   // --exact-pass: send exact copies to their cluster unsigned; default true
+	Sketch        Sketch // --shingle, --scheme, --num-perm, --bits, --seed
+	Corpus        Corpus // --format, --id-field, --text-field, --html, --skip-bad, --max-record-bytes
 	// --boilerplate, --boilerplate-lines
 	Boilerplate Boilerplate
 }
@@ -317,6 +328,9 @@ func (f *Dedup) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.TmpDir, "tmp-dir", "", "directory for spill files (default: the system temporary directory)")
 	fs.BoolVarP(&f.Quiet, "quiet", "q", false, "no progress bar")
 	fs.StringVar(&f.Golden, "golden", "", "truth file (from eval truth, or id pairs) to score the run against, into report.json and report.html")
+	fs.StringArrayVar(&f.Against, "against", nil, "reference documents to deduplicate the inputs against, never removed nor written: a corpus, a signature file (neardup sign) or an index directory; repeatable")
+	fs.StringVar(&f.Signatures, "signatures", "", "signature file of the inputs (neardup sign, same ids in the same order) to use instead of signing")
+	fs.StringVar(&f.SignaturesOut, "signatures-out", "", "also write the inputs' signatures: a signature file (neardup dedup) or a directory of shards (neardup-beam)")
 	fs.BoolVar(&f.ExactPass, "exact-pass", true, "hash each document's normalised text first and send exact copies to their cluster without signing them (the outputs are the same; =false to sign every document)")
 	f.Sketch.AddFlags(fs)
 	f.Corpus.AddFlags(fs)
@@ -377,13 +391,30 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 			return nil, flagError(chk.name, chk.value, chk.err)
 		}
 	}
+	for _, a := range f.Against {
+		if a == "" || a == "-" {
+			return nil, flagError("against", fmt.Sprintf("%q", a), fmt.Errorf("%w: want a corpus, a signature file or an index directory (standard input is for the inputs)", jobspec.ErrInvalidOptions))
+		}
+		if err := mustExist(a); err != nil {
+			return nil, flagError("against", a, err)
+		}
+	}
+	if f.Signatures == "-" {
+		return nil, flagError("signatures", f.Signatures, fmt.Errorf("%w: want a signature file (standard input is for the inputs)", jobspec.ErrInvalidOptions))
+	}
+	if f.Signatures != "" {
+		if err := mustExist(f.Signatures); err != nil {
+			return nil, flagError("signatures", f.Signatures, err)
+		}
+	}
 	bp, lines, err := f.Boilerplate.Parse()
 	if err != nil {
 		return nil, err
 	}
 	opts := &jobspec.Options{Corpus: c, Spec: spec, Params: params, Threshold: f.Threshold, Recall: f.Recall,
 		BucketCap: f.BucketCap, Workers: f.Workers, TempDir: f.TmpDir, Golden: f.Golden, Sketch: kind, SimHash: sim,
-		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass}
+		Boilerplate: bp, BoilerplateLines: lines, SkipExactPass: !f.ExactPass,
+		Against: f.Against, Signatures: f.Signatures, SignaturesOut: f.SignaturesOut}
 	if kind == sketch.SimHash && (f.Bands != 0 || f.Rows != 0 || f.Probe != 0) {
 		return nil, fmt.Errorf("--bands %d --rows %d --multi-probe %d: %w: LSH bands are minhash's; simhash's candidates are the pairs within --hamming bits", f.Bands, f.Rows, f.Probe, jobspec.ErrInvalidOptions)
 	}
@@ -418,4 +449,19 @@ func (f *Dedup) Options(stdin io.Reader) (*jobspec.Options, error) {
 		return nil, err
 	}
 	return opts, nil
+}
+
+// mustExist reports a local path that does not exist; a glob pattern (with
+// matches to be told by its reader) and a remote path pass.
+func mustExist(path string) error {
+	if strings.Contains(path, "://") {
+		return nil
+	}
+	if _, err := os.Stat(path); err != nil {
+		if strings.ContainsAny(path, "*?[") {
+			return nil
+		}
+		return err
+	}
+	return nil
 }

@@ -133,6 +133,18 @@ func (j *Job) NewVerifier(sk sketch.Sketch) (*Verifier, error) {
 	return v, nil
 }
 
+// VerifyWithoutTexts checks a pair one of whose documents is known only by
+// its signature (a reference document of a signature file or an index; see
+// Job.ReferenceVerify): by the estimate under VerifyExact and
+// VerifyEstimate, every pair under VerifyNone. The verdict's Exact is −1.
+func (v *Verifier) VerifyWithoutTexts(sa, sb []uint64) (Verdict, bool) {
+	d := Verdict{Est: v.sketch.Similarity(sa, sb), Exact: -1}
+	if v.mode == VerifyNone {
+		return d, true
+	}
+	return d, d.Est >= v.threshold
+}
+
 // Exact reports whether the Verifier needs feature sets (VerifyExact), so
 // that a driver keeps texts to compute them from.
 func (v *Verifier) Exact() bool { return v.mode == VerifyExact }

@@ -21,6 +21,14 @@ var (
 	// ErrInvalidOptions reports Options (or flag values) that break a rule;
 	// the message names the value and the valid range.
 	ErrInvalidOptions = errors.New("jobspec: invalid options")
+	// ErrSignatureMismatch reports stored signatures (of reference
+	// documents, or of the inputs) made under another shingle spec or other
+	// params than the job's (Job.CheckSignatures).
+	ErrSignatureMismatch = errors.New("jobspec: signatures made under another spec or params")
+	// ErrStoredSignatures reports stored signatures of the inputs
+	// (Options.Signatures) that are not those of the inputs: another id at
+	// some record, or another number of records.
+	ErrStoredSignatures = errors.New("jobspec: stored signatures do not match the inputs")
 )
 
 // Verify is how candidate pairs are checked before they count.
@@ -177,6 +185,33 @@ type Options struct {
 	// eval truth`, a pairs.tsv, or id pairs) to score the run against; the
 	// score goes into Report.Golden. Default "": no scoring.
 	Golden string
+	// Against are reference sources (see ReferenceKind; the rules are in
+	// the doc of reference.go): documents the inputs are deduplicated
+	// against, never removed and never written. Each is a corpus (any
+	// input, read with Corpus), a signature file (a file, a directory of
+	// shards or a glob) or an index directory; the driver tells which.
+	// Default none.
+	Against []string
+	// Signatures, when set, is a signature file (package sigfile; a file,
+	// a directory of shards or a glob) holding the signatures of the
+	// inputs' documents, in input order with the same ids (bad records,
+	// and under Corpus.SkipBad the later records of a repeated id, left
+	// out, as neardup sign leaves them), used instead of signing: the
+	// outputs are those of signing again. Default "": sign.
+	Signatures string
+	// SignaturesOut, when set, is where the driver also writes the inputs'
+	// signatures, in input order with their ids, bad records (and the
+	// later records of a repeated id) left out (what neardup sign writes),
+	// an output like the others: a signature file for neardup dedup, a
+	// directory of shards (sigfile.ShardName) for neardup-beam. Default
+	// "": none.
+	SignaturesOut string
+	// OpenIndex opens an index directory given in Against for reading its
+	// stored signatures. It is a hook so that a driver links the index's
+	// storage (Pebble) only when its program sets it: neardup's commands
+	// set it (package index, DB.EachDocument). Default nil: an index
+	// directory in Against is refused.
+	OpenIndex func(path string, spec shingle.Spec) (StoredSignatures, error)
 	// Boilerplate, when not BoilerplateOff, has the job drop boilerplate
 	// lines: a first pass over the inputs counts in how many documents each
 	// normalised line occurs (internal/boilerplate, within Memory), and the
@@ -364,6 +399,12 @@ func (o *Options) Validate() error {
 		if err := CheckVerify(o.Sketch, o.Verify); err != nil {
 			return err
 		}
+		if len(o.Against) > 0 || o.Signatures != "" {
+			// Not yet: reference and stored fingerprints would need the
+			// blocks chosen from inputs and references together, and the
+			// TF-IDF weights of both.
+			return fmt.Errorf("%w: reference documents (--against) and stored signatures (--signatures) need --sketch minhash for now: a SimHash run chooses its blocks from the documents it signs", ErrInvalidOptions)
+		}
 	default:
 		return fmt.Errorf("%w: sketch %d; want minhash or simhash", ErrInvalidOptions, o.Sketch)
 	}
@@ -372,6 +413,14 @@ func (o *Options) Validate() error {
 	}
 	if err := o.Keep.Validate(); err != nil {
 		return err
+	}
+	for _, a := range o.Against {
+		if a == "" || a == "-" {
+			return fmt.Errorf("%w: reference source %q; want a path (standard input is for the inputs)", ErrInvalidOptions, a)
+		}
+	}
+	if o.Signatures == "-" {
+		return fmt.Errorf("%w: signatures %q; want a path (standard input is for the inputs)", ErrInvalidOptions, o.Signatures)
 	}
 	if err := o.checkBoilerplate(); err != nil {
 		return err

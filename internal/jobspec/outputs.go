@@ -108,6 +108,10 @@ type ClusterLine struct {
 	Kept string `json:"kept"`
 	// Members are the ids of all members, kept one included, in input order.
 	Members []string `json:"members"`
+	// Reference is the number of members that are reference documents
+	// (Options.Against): the first Reference of Members, as reference
+	// documents are numbered before the inputs'. Omitted when 0.
+	Reference int `json:"reference,omitempty"`
 }
 
 // AppendClusterLine appends the clusters.jsonl line of cluster number n,
@@ -117,6 +121,14 @@ type ClusterLine struct {
 // without HTML escaping (ids as internal/jsontext writes them: invalid
 // UTF-8 becomes U+FFFD). It keeps none of its arguments.
 func AppendClusterLine(dst []byte, n int, kept []byte, members [][]byte) []byte {
+	return AppendClusterLineRef(dst, n, kept, members, 0)
+}
+
+// AppendClusterLineRef is AppendClusterLine for a cluster whose first
+// reference members are reference documents: the line ends with
+// "reference":reference when it is not 0, as encoding/json writes
+// ClusterLine.Reference.
+func AppendClusterLineRef(dst []byte, n int, kept []byte, members [][]byte, reference int) []byte {
 	dst = append(dst, `{"cluster":`...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	dst = append(dst, `,"size":`...)
@@ -130,5 +142,10 @@ func AppendClusterLine(dst []byte, n int, kept []byte, members [][]byte) []byte 
 		}
 		dst = jsontext.AppendBytes(dst, m)
 	}
-	return append(dst, "]}\n"...)
+	dst = append(dst, ']')
+	if reference != 0 {
+		dst = append(dst, `,"reference":`...)
+		dst = strconv.AppendInt(dst, int64(reference), 10)
+	}
+	return append(dst, "}\n"...)
 }

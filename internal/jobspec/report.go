@@ -59,6 +59,9 @@ type Report struct {
 	Boilerplate *boilerplate.Result `json:"boilerplate,omitempty"`
 	// Golden is the run's score against Options.Golden, when set.
 	Golden *eval.Score `json:"golden,omitempty"`
+	// Reference describes the reference documents (Options.Against), when
+	// there are reference sources.
+	Reference *ReferenceReport `json:"reference,omitempty"`
 	// Drift are the distributions that show a shift in the input from run
 	// to run (`neardup report diff`): every document's text length and
 	// features (bad records and the exact copies the exact pass leaves
@@ -154,6 +157,10 @@ type SignatureReport struct {
 	// EmptyBinRate is the fraction of one-permutation bins that were empty
 	// before densification; 0 under k-hash.
 	EmptyBinRate float64 `json:"empty_bin_rate"`
+	// Stored is the signature file the inputs' signatures were read from
+	// instead of being computed (Options.Signatures), when set; Features
+	// and EmptyBinRate are then 0, nothing having been hashed.
+	Stored string `json:"stored,omitempty"`
 }
 
 // NewSignatureReport returns the report of the signing metrics m (summed
@@ -220,7 +227,8 @@ type Histogram struct {
 	// Estimate counts the verified pairs by estimated similarity.
 	Estimate []int64 `json:"estimate"`
 	// Exact counts them by exact similarity; nil and omitted unless
-	// verification was exact.
+	// verification was exact. Pairs with a reference document known only
+	// by its signature, verified by the estimate, are not in it.
 	Exact []int64 `json:"exact,omitempty"`
 }
 
@@ -238,10 +246,10 @@ func NewHistogram(exact bool) Histogram {
 }
 
 // Add counts one verified pair; its exact similarity is ignored when h has
-// no Exact column.
+// no Exact column or it was not computed (v.Exact < 0).
 func (h *Histogram) Add(v Verdict) {
 	h.Estimate[HistogramBin(v.Est)]++
-	if h.Exact != nil {
+	if h.Exact != nil && v.Exact >= 0 {
 		h.Exact[HistogramBin(v.Exact)]++
 	}
 }
@@ -250,10 +258,20 @@ func (h *Histogram) Add(v Verdict) {
 // similarity of each document of the verified pairs: pairs gives each pair's
 // two documents (any comparable key) and verdict, in any order.
 func AddBestMatches[K comparable](rep *Report, n int, pair func(i int) (a, b K, v Verdict)) {
+	AddInputBestMatches(rep, n, pair, nil)
+}
+
+// AddInputBestMatches is AddBestMatches counting only the documents input
+// reports true for (the inputs, not the reference documents of
+// Options.Against); nil counts all.
+func AddInputBestMatches[K comparable](rep *Report, n int, pair func(i int) (a, b K, v Verdict), input func(K) bool) {
 	best := make(map[K]float64, n)
 	for i := range n {
 		a, b, v := pair(i)
 		for _, d := range [2]K{a, b} {
+			if input != nil && !input(d) {
+				continue
+			}
 			if s, ok := best[d]; !ok || v.Est > s {
 				best[d] = v.Est
 			}

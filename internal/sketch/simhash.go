@@ -194,9 +194,16 @@ func (m *simHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint
 	return simHashBucketKeys(m.layout, dst, scratch, sig)
 }
 
+// Empty reports the fingerprint of a text without features, 0 (which a text
+// with features has with probability about 2^−64).
+func (m *simHash) Empty(sig []uint64) bool { return len(sig) == 1 && sig[0] == 0 }
+
 func (m *simHash) GroupsBySignature() bool { return true }
 
-func (m *simHash) NewGrouper(sigs []uint64, bucketCap int) (Grouper, error) {
+func (m *simHash) NewGrouper(sigs []uint64, bucketCap int, reference uint32) (Grouper, error) {
+	if reference > 0 {
+		return nil, fmt.Errorf("%w: SimHash candidates with %d reference documents: reference documents are MinHash's for now", ErrInvalidConfig, reference)
+	}
 	if m.layout == nil {
 		return nil, fmt.Errorf("%w: SimHash candidates before the blocks are chosen (Config.Resolve)", ErrInvalidConfig)
 	}
@@ -426,4 +433,13 @@ func (c *Config) ParamsString() (string, uint64) {
 		return c.SimHash.Params.String(), c.SimHash.Params.Fingerprint()
 	}
 	return c.Params.String(), c.Params.Fingerprint()
+}
+
+// SignatureHeader returns the header of a signature file (package sigfile)
+// of signatures made under c.
+func (c *Config) SignatureHeader() sigfile.Header {
+	if c.Kind == SimHash {
+		return sigfile.SimHashHeader(c.Spec, c.SimHash.Params)
+	}
+	return sigfile.MinHashHeader(c.Spec, c.Params)
 }

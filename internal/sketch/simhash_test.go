@@ -95,7 +95,7 @@ func TestSimHashGrouper(t *testing.T) {
 	}
 	slices.Sort(entries)
 	for _, cap := range []int{100000, 100} {
-		g, err := sk.NewGrouper(fps, cap)
+		g, err := sk.NewGrouper(fps, cap, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +145,7 @@ func TestSimHashResolve(t *testing.T) {
 	if sig, _ := s.Sign(nil, []byte(texts[0])); len(sig) != 1 {
 		t.Fatal("no fingerprint")
 	}
-	if _, err := sk.NewGrouper(nil, 10); !errors.Is(err, ErrInvalidConfig) {
+	if _, err := sk.NewGrouper(nil, 10, 0); !errors.Is(err, ErrInvalidConfig) {
 		t.Errorf("NewGrouper before Resolve: %v; want ErrInvalidConfig", err)
 	}
 	func() {

@@ -40,6 +40,7 @@ package sketch
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
@@ -121,6 +122,16 @@ type Sketch interface {
 	// Similarity estimates the Jaccard similarity of the documents whose
 	// signatures are a and b.
 	Similarity(a, b []uint64) float64
+	// Empty reports whether sig, a stored signature of this sketch, is the
+	// signature of a text without features (what Sketcher.Sign returns with
+	// empty true), which must not be banded. A driver that reads
+	// signatures without their texts (a signature file, an index) can tell
+	// such documents only this way; a document with features has that
+	// signature too with a small probability (for MinHash 2^−(K·Bits), at
+	// most once in 2^16 documents only for K·Bits ≤ 16), and is then
+	// taken for one without. A driver that has the text decides by the
+	// text instead.
+	Empty(sig []uint64) bool
 	// GroupsBySignature reports whether NewGrouper reads the documents'
 	// signatures (SimHash: the Hamming test), which the driver then keeps
 	// in memory by document number.
@@ -131,8 +142,11 @@ type Sketch interface {
 	// first instead of pairing them all. sigs holds the signature of every
 	// document by number, Words() words each, when GroupsBySignature (nil
 	// otherwise); it is read, never written, and must not change while the
-	// Grouper is in use.
-	NewGrouper(sigs []uint64, bucketCap int) (Grouper, error)
+	// Grouper is in use. Documents numbered below reference are
+	// reference documents, never paired with each other
+	// (lsh.CandidateOptions.Reference; MinHash only: SimHash refuses
+	// reference > 0).
+	NewGrouper(sigs []uint64, bucketCap int, reference uint32) (Grouper, error)
 }
 
 // Grouper turns sorted band-key entries into candidate pairs, packed
@@ -212,7 +226,13 @@ func (c Config) New() (Sketch, error) {
 	if err := CheckBanding(c.Bands, c.Params.K); err != nil {
 		return nil, err
 	}
-	return &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}, nil
+	m := &minHash{spec: c.Spec, params: c.Params, bands: c.Bands}
+	k, err := m.NewSketcher()
+	if err != nil {
+		return nil, err
+	}
+	m.empty, _ = k.Sign(nil, nil)
+	return m, nil
 }
 
 // AppendBucketKeys is the AppendBucketKeys of the sketch c describes, for a
@@ -229,6 +249,21 @@ func (c *Config) AppendBucketKeys(dst, scratch, sig []uint64) (keys, scratchOut 
 		return simHashBucketKeys(l, dst, scratch, sig)
 	}
 	return minHashBucketKeys(c.Params, c.Bands, dst, scratch, sig)
+}
+
+// AppendBandKeys is AppendBucketKeys without the truncation to
+// BucketKeyBits: for MinHash, the full 64-bit band keys of sig (lsh.Params'
+// keys, of which a bucket key is the high BucketKeyBits bits), two
+// different band values sharing one with probability 2^−64; for SimHash,
+// its bucket keys as they are (the Hamming test on the fingerprints, not
+// the key, decides a pair). The key of a driver that needs more than
+// BucketKeyBits bits, such as an index of 10⁸ documents and more.
+func (c *Config) AppendBandKeys(dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+	if c.Kind == SimHash {
+		return c.AppendBucketKeys(dst, scratch, sig)
+	}
+	slots := c.Params.AppendSlots(scratch[:0], sig)
+	return c.Bands.AppendKeys(dst, slots), slots
 }
 
 // NewSketcher returns a Sketcher of the sketch c describes, for one
@@ -305,6 +340,7 @@ type minHash struct {
 	spec   shingle.Spec
 	params minhash.Params
 	bands  lsh.Params
+	empty  []uint64 // the signature of a text without features
 }
 
 var _ Sketch = (*minHash)(nil)
@@ -313,14 +349,16 @@ func (m *minHash) Words() int { return m.params.Words() }
 
 func (m *minHash) Similarity(a, b []uint64) float64 { return m.params.Similarity(a, b) }
 
+func (m *minHash) Empty(sig []uint64) bool { return slices.Equal(sig, m.empty) }
+
 func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
 	return minHashBucketKeys(m.params, m.bands, dst, scratch, sig)
 }
 
 func (m *minHash) GroupsBySignature() bool { return false }
 
-func (m *minHash) NewGrouper(_ []uint64, bucketCap int) (Grouper, error) {
-	return lsh.NewGrouper(EntryDocBits, &lsh.CandidateOptions{Cap: bucketCap})
+func (m *minHash) NewGrouper(_ []uint64, bucketCap int, reference uint32) (Grouper, error) {
+	return lsh.NewGrouper(EntryDocBits, &lsh.CandidateOptions{Cap: bucketCap, Reference: reference})
 }
 
 func (m *minHash) NewSketcher() (Sketcher, error) {

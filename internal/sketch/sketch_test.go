@@ -71,6 +71,15 @@ func TestSketchIsMinHash(t *testing.T) {
 			if !slices.Equal(fromConfig, keys[1:]) {
 				t.Errorf("%s text %d: Config.AppendBucketKeys differs from the Sketcher's", p, i)
 			}
+			full, _ := c.AppendBandKeys([]uint64{7}, scratch, sig)
+			if !slices.Equal(full[1:], band) || full[0] != 7 {
+				t.Errorf("%s text %d: AppendBandKeys %x; want lsh's band keys %x", p, i, full[1:], band)
+			}
+			for j := range band {
+				if BucketKey(full[1+j]) != keys[1+j] {
+					t.Errorf("%s text %d key %d: the bucket key %x is not the band key %x's high bits", p, i, j, keys[1+j], full[1+j])
+				}
+			}
 			entries := AppendEntries(nil, keys[1:], uint32(i))
 			old := lsh.AppendEntries(nil, band, uint32(i), 32)
 			for j, k := range keys[1:] {
@@ -103,6 +112,37 @@ func TestConfigErrors(t *testing.T) {
 	} {
 		if _, err := c.New(); err == nil {
 			t.Errorf("%+v: made a sketch; want an error", c)
+		}
+	}
+}
+
+// TestEmpty: Sketch.Empty is true exactly for the signature Sign returns
+// for a text without features, for every slot width (the padding of packed
+// slots included), and false for the signatures of texts with features.
+func TestEmpty(t *testing.T) {
+	for _, p := range []minhash.Params{{}, {K: 7, Bits: 8}, {K: 5, Bits: 1}, {K: 64, Scheme: minhash.KHash, Bits: 64}, {K: 33, Bits: 16, Seed: 4}} {
+		p.EnsureDefaults()
+		c := Config{Spec: mustSpec(t, "word:3"), Params: p, Bands: lsh.Params{Bands: 1, Rows: 1}}
+		s, err := c.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := s.NewSketcher()
+		for i, text := range texts {
+			sig, empty := sk.Sign(nil, []byte(text))
+			if got := s.Empty(sig); got != empty && p.K*p.Bits > 16 {
+				t.Errorf("%s text %d: Empty = %v; Sign said %v", p, i, got, empty)
+			}
+			if empty && !s.Empty(sig) {
+				t.Errorf("%s text %d: Empty = false for the signature of a text without features", p, i)
+			}
+		}
+		ones := make([]uint64, p.Words())
+		for i := range ones {
+			ones[i] = ^uint64(0)
+		}
+		if p.K*p.Bits%64 != 0 && s.Empty(ones) {
+			t.Errorf("%s: Empty of all 64-bit ones (padding set) = true; want false", p)
 		}
 	}
 }

@@ -104,6 +104,9 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	fs.Lookup("workers").Usage = "not used: the runner sizes its workers (reported only)"
 	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
 	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
+	fs.Lookup("against").Usage = "not supported: deduplicate against reference documents with neardup dedup --against"
+	fs.Lookup("signatures").Usage = "not supported: use stored signatures of the inputs with neardup dedup --signatures"
+	fs.Lookup("signatures-out").Usage = "also write the inputs' signatures into this directory, one shard per input file (local or gs://; read them with sigfile.Open or --against)"
 	fs.Lookup("boilerplate").Usage = "not supported (counting is a pass on one machine): write the lines with neardup boilerplate, or take a neardup dedup run's boilerplate.tsv, and give --boilerplate-lines"
 	fs.Lookup("boilerplate-lines").Usage = "drop the lines of this file (local or gs://; from neardup boilerplate, or a neardup dedup run's boilerplate.tsv) before shingling"
 	fs.Lookup("exact-pass").Usage = "not used: the Beam job signs every document (the outputs are those of neardup dedup with or without the pass)"
@@ -211,6 +214,9 @@ func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Wri
 		return usageError{err}
 	}
 	if err := o.check(); err != nil {
+		return usageError{err}
+	}
+	if err := job.Supported(opts); err != nil {
 		return usageError{err}
 	}
 	if *jobopts.Async {

@@ -91,6 +91,9 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"--partitions", "131072", "-o", out, sample}, exitUsage, "--partitions 131072"},
 		{[]string{"--cc-rounds", "0", "-o", out, sample}, exitUsage, "--cc-rounds 0"},
 		{[]string{"--cc-rounds", "65", "-o", out, sample}, exitUsage, "--cc-rounds 65"},
+		{[]string{"--against", sample, "-o", out, sample}, exitUsage, "--against is not supported by neardup-beam: deduplicate against reference documents with neardup dedup --against"},
+		{[]string{"--signatures", sample, "-o", out, sample}, exitUsage, "--signatures is not supported by neardup-beam"},
+		{[]string{"--golden", sample, "-o", out, sample}, exitUsage, "--golden is not supported"},
 	} {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != c.code || !strings.Contains(stderr, c.msg) {
