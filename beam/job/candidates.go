@@ -170,13 +170,13 @@ type bucketFn struct {
 }
 
 // StartBundle resets the bundle's statistics.
-func (f *bucketFn) StartBundle(_ func(uint64, uint64), _ func(BucketStats)) { f.stats = BucketStats{} }
+func (f *bucketFn) StartBundle(_ func(uint64, Cand), _ func(BucketStats)) { f.stats = BucketStats{} }
 
 // ProcessElement groups one partition's band-key entries into buckets,
-// emits their candidate pairs as KV<lower ord, higher ord> (a pair that
-// shares several buckets once per bucket) and adds the partition's
-// statistics to the bundle's.
-func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, uint64), _ func(BucketStats)) error {
+// emits their candidate pairs as KV<lower ord, Cand{higher ord, bucket}> (a
+// pair that shares several buckets once per bucket) and adds the
+// partition's statistics to the bundle's.
+func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, Cand), _ func(BucketStats)) error {
 	f.keys, f.ords = f.keys[:0], f.ords[:0]
 	var b []byte
 	for batches(&b) {
@@ -215,21 +215,14 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	if err != nil {
 		return err
 	}
-	send := func() {
-		for _, p := range f.pairs {
+	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
+		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], f.uniq[b])
+			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
+	}); err != nil {
+		return err
 	}
-	const chunk = 1 << 14 // a capped bucket emits as it goes; bound the pairs held
-	for i := 0; i < len(f.entries); i += chunk {
-		if f.pairs, err = g.Append(f.pairs[:0], f.entries[i:min(i+chunk, len(f.entries))]); err != nil {
-			return err
-		}
-		send()
-	}
-	f.pairs = g.Flush(f.pairs[:0])
-	send()
 	m := g.Metrics()
 	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
 		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
@@ -266,48 +259,153 @@ func (f *bucketFn) key(e uint64) uint64 {
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.
-func (f *bucketFn) FinishBundle(_ func(uint64, uint64), stats func(BucketStats)) {
+func (f *bucketFn) FinishBundle(_ func(uint64, Cand), stats func(BucketStats)) {
 	if f.stats.Buckets > 0 {
 		stats(f.stats)
 	}
 }
 
+// Cand is a candidate pair (a, B) on its way to its lower document a: the
+// higher document and the bucket that paired them.
+type Cand struct {
+	B      uint64 // ord of the pair's higher document
+	Bucket uint64 // the bucket's key in place (sketch.PackEntry(key, 0))
+	Size   int    // the bucket's distinct documents
+}
+
+// grouper is what eachBucket needs of lsh.Grouper and sketch.Grouper.
+type grouper interface {
+	Append(dst, entries []uint64) ([]uint64, error)
+	Flush(dst []uint64) []uint64
+}
+
+// eachBucket streams sorted entries through g and calls send with the pairs
+// of each shared bucket, the bucket's key in place and its size: it ends g's stream
+// (Flush) after every shared bucket, so each call's pairs are that bucket's.
+// Entries go in chunks and a capped bucket's pairs are sent as they come,
+// bounding the pairs held. It returns pairs, the scratch buffer, for reuse.
+// Flushing between buckets changes neither the pairs nor the metrics: a
+// Grouper holds only the open bucket.
+func eachBucket(g grouper, entries, pairs []uint64, send func(bucket uint64, size int, pairs []uint64)) ([]uint64, error) {
+	const keyMask = ^uint64(1<<sketch.EntryDocBits - 1)
+	const chunk = 1 << 14
+	var err error
+	feed := func(es []uint64, bucket uint64, size int) error {
+		for len(es) > 0 {
+			n := min(chunk, len(es))
+			if pairs, err = g.Append(pairs[:0], es[:n]); err != nil {
+				return err
+			}
+			if len(pairs) > 0 {
+				send(bucket, size, pairs)
+			}
+			es = es[n:]
+		}
+		return nil
+	}
+	done := 0 // entries[:done] are fed
+	for i := 0; i < len(entries); {
+		key := entries[i] & keyMask
+		j, size := i+1, 1
+		for ; j < len(entries) && entries[j]&keyMask == key; j++ {
+			if entries[j] != entries[j-1] {
+				size++
+			}
+		}
+		if size > 1 {
+			// The entries before i are buckets of one document: no pairs.
+			if err := feed(entries[done:j], key, size); err != nil {
+				return pairs, err
+			}
+			if pairs = g.Flush(pairs[:0]); len(pairs) > 0 {
+				send(key, size, pairs)
+			}
+			done = j
+		}
+		i = j
+	}
+	if err := feed(entries[done:], 0, 1); err != nil {
+		return pairs, err
+	}
+	if pairs = g.Flush(pairs[:0]); len(pairs) > 0 {
+		return pairs, fmt.Errorf("job: %d pairs from buckets of one document", len(pairs))
+	}
+	return pairs, nil
+}
+
+// Verification tasks. Each distinct candidate pair is verified in one
+// task: the largest bucket among those that paired it (of equal ones the
+// lowest key), where its documents most likely meet their other pairs, and a
+// chunk of at most taskDocs of its lower document's pairs there. A
+// document's info goes once to each task holding one of its pairs, so at
+// most once per shared bucket it is in (once per taskDocs pairs for the
+// lower end of more pairs than that in one bucket, the first member of a
+// capped bucket): at most L times for L band keys a document, whatever the
+// number of its candidate pairs. A task holds at most max(Cap, taskDocs+1)
+// documents.
+const taskDocs = 1024
+
+// taskOf is the task of a bucket's chunk: the key in place, the chunk in
+// the document bits (a chunk number stays below 2^EntryDocBits / taskDocs).
+func taskOf(bucket uint64, chunk int) uint64 { return bucket | uint64(chunk) }
+
 // distinctFn removes the duplicate candidates of one document a (pairs found
-// in several bands) and counts the distinct ones.
+// in several buckets), counts the distinct ones and assigns each to its
+// verification task: it emits KV<task, Pair> and, for both documents,
+// KV<split, Need>.
 type distinctFn struct {
-	bs []uint64
+	cs []Cand
 	n  int64
 }
 
 // StartBundle resets the bundle's count.
-func (f *distinctFn) StartBundle(_ func(uint64, uint64), _ func(int64)) { f.n = 0 }
+func (f *distinctFn) StartBundle(_ func(uint64, Pair), _ func(int, Need), _ func(int64)) { f.n = 0 }
 
 // ProcessElement emits each distinct candidate pair (a, b) of document a
-// once and counts them.
-func (f *distinctFn) ProcessElement(a uint64, it func(*uint64) bool, emit func(uint64, uint64), _ func(int64)) {
-	f.bs = f.bs[:0]
-	var b uint64
-	for it(&b) {
-		f.bs = append(f.bs, b)
+// once, to its task, with the documents the task needs, and counts them.
+func (f *distinctFn) ProcessElement(a uint64, it func(*Cand) bool, emitPair func(uint64, Pair), emitNeed func(int, Need), _ func(int64)) {
+	f.cs = f.cs[:0]
+	var c Cand
+	for it(&c) {
+		f.cs = append(f.cs, c)
 	}
-	slices.Sort(f.bs)
-	f.bs = slices.Compact(f.bs)
-	for _, b := range f.bs {
-		emit(a, b)
+	// The largest bucket of each b (of equal ones the lowest key), then a's
+	// pairs by bucket.
+	slices.SortFunc(f.cs, func(x, y Cand) int {
+		if c := cmp.Compare(x.B, y.B); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(y.Size, x.Size); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.Bucket, y.Bucket)
+	})
+	f.cs = slices.CompactFunc(f.cs, func(x, y Cand) bool { return x.B == y.B })
+	slices.SortFunc(f.cs, func(x, y Cand) int {
+		if c := cmp.Compare(x.Bucket, y.Bucket); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.B, y.B)
+	})
+	sa, la := splitOf(a), localOf(a)
+	first := 0 // the first pair of the current bucket
+	for i, c := range f.cs {
+		if i > 0 && c.Bucket != f.cs[i-1].Bucket {
+			first = i
+		}
+		t := taskOf(c.Bucket, (i-first)/taskDocs)
+		if (i-first)%taskDocs == 0 {
+			emitNeed(sa, Need{Local: la, Task: t}) // a, once per task
+		}
+		emitNeed(splitOf(c.B), Need{Local: localOf(c.B), Task: t})
+		emitPair(t, Pair{A: a, B: c.B})
 	}
-	f.n += int64(len(f.bs))
+	f.n += int64(len(f.cs))
 }
 
 // FinishBundle emits the bundle's count of distinct pairs, if not zero.
-func (f *distinctFn) FinishBundle(_ func(uint64, uint64), count func(int64)) {
+func (f *distinctFn) FinishBundle(_ func(uint64, Pair), _ func(int, Need), count func(int64)) {
 	if f.n > 0 {
 		count(f.n)
 	}
-}
-
-// needFn emits both documents of a candidate pair by split, with their
-// roles, for the pass that reads their signatures and texts.
-func needFn(a, b uint64, emit func(int, int64)) {
-	emit(splitOf(a), localOf(a)|roleA)
-	emit(splitOf(b), localOf(b)|roleB)
 }

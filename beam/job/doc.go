@@ -30,12 +30,16 @@
 //     band keys) → band-key entries in batches per partition of the
 //     bucket-key space → GroupByKey(partition) → sort and lsh.Grouper
 //     (buckets keyed by jobspec's bucket keys, the band keys' high 32 bits; the
-//     hot-bucket cap) → GroupByKey(a) to drop repeated candidates → the
-//     documents in candidate pairs, by split → GroupByKey(split): re-read
-//     those documents for their signature and, for exact verification, text
-//     → CoGroupByKey(a) and CoGroupByKey(b) to bring both documents' data to
-//     each pair → verify (minhash Similarity; for exact verification the
-//     feature sets, recomputed, and eval.Jaccard)
+//     hot-bucket cap; each pair with its bucket) → GroupByKey(a) to drop
+//     repeated candidates and give each pair a verification task (the
+//     largest bucket that paired it, a chunk of at most 1,024 of a's pairs
+//     there) → the documents each task needs, by split →
+//     GroupByKey(split): re-read those documents for their signature and,
+//     for exact verification, text (s2-compressed), sent once to each of
+//     their tasks → CoGroupByKey(task) → verify each task's pairs (minhash
+//     Similarity; for exact verification the feature sets, recomputed once
+//     a document and task, and eval.Jaccard). A document's data so travels
+//     at most once per bucket key it has, not once per candidate pair
 //     → pairs.tsv (range shards, sorted), and the first rounds of connected
 //     components on the verified pairs (package cc).
 //  2. components (zero or more): more rounds, until the fixed point.

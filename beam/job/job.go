@@ -212,6 +212,11 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 		return nil, err
 	}
 	st := st1.merge(st2)
+	if o.Log != nil {
+		sh := st.Shuffle
+		fmt.Fprintf(o.Log, "%s: verification shuffle: %d document infos of %d documents (at most %d of one), %d bytes\n",
+			Tool, sh.Sends, st.VerifiedDocs, sh.Max, sh.Bytes)
+	}
 	if !c.Job.Sketch.Resolved() {
 		// What the pipeline chose from the document count, as dedup does.
 		var n int64
@@ -491,12 +496,11 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 	} else {
 		rawPairs, bucketStats = beam.ParDo2(cand, &bucketFn{Cap: c.Job.BucketCap, KeyBytes: keyBytes(c.Job.Sketch.Keys())}, beam.GroupByKey(cand, entries))
 	}
-	pairs, candCounts := beam.ParDo2(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
+	taskPairs, needs, candCounts := beam.ParDo3(cand, &distinctFn{}, beam.GroupByKey(cand, rawPairs))
 
 	ver := s.Scope("verify")
-	infosA, infosB, infoCounts := beam.ParDo3(ver, &docInfoFn{C: *c}, beam.GroupByKey(ver, beam.ParDo(ver, needFn, pairs)))
-	halves := beam.ParDo(ver, halfFn, beam.CoGroupByKey(ver, infosA, pairs))
-	edges := beam.ParDo(ver, &verifyFn{C: *c}, beam.CoGroupByKey(ver, infosB, halves))
+	infos, infoStats := beam.ParDo2(ver, &docInfoFn{C: *c}, beam.GroupByKey(ver, needs))
+	edges := beam.ParDo(ver, &verifyFn{C: *c}, beam.CoGroupByKey(ver, infos, taskPairs))
 
 	out := s.Scope("pairs")
 	lines := beam.ParDo(out, pairLine, edges)
@@ -521,7 +525,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 		beam.ParDo(st, splitStatsToStats, splitStats),
 		bucketSt,
 		beam.ParDo(st, candidatesToStats, candCounts),
-		beam.ParDo(st, verifiedDocsToStats, infoCounts),
+		infoStats,
 		beam.ParDo(st, histToStats, edges),
 		beam.ParDo(st, bestToStats, beam.CombinePerKey(st, maxSim, beam.ParDo(st, edgeEnds, edges))),
 		beam.Create(st, Stats{}))
@@ -530,7 +534,7 @@ func buildCandidates(s beam.Scope, c *Config, work string, rounds int) {
 	if simFirstIDs != nil {
 		firstIDs = simFirstIDs(bucketTotal) // a listed bucket's first need not be in a pair: read again
 	} else {
-		firstIDs = beam.ParDo(st, firstIDsFn, infosA, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is the lower of its pairs
+		firstIDs = beam.ParDo(st, firstIDsFn, infos, beam.SideInput{Input: bucketTotal}) // a listed bucket's first is in a pair
 	}
 	total := beam.Combine(st, &statsFn{}, beam.Flatten(st, all, firstIDs))
 	files.WriteJSON(st, files.Join(work, "stats-candidates.json"), beam.ParDo(st, statsJSON, total))

@@ -149,14 +149,14 @@ type simBucketFn struct {
 }
 
 // StartBundle resets the bundle's statistics.
-func (f *simBucketFn) StartBundle(_ int64, _ func(uint64, uint64), _ func(BucketStats)) {
+func (f *simBucketFn) StartBundle(_ int64, _ func(uint64, Cand), _ func(BucketStats)) {
 	f.stats = BucketStats{}
 }
 
 // ProcessElement groups one partition's entries into candidate pairs,
-// emitted as KV<lower ord, higher ord>, and adds the partition's statistics
+// emitted as KV<lower ord, Cand{higher ord, bucket}>, and adds the partition's statistics
 // to the bundle's.
-func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int64, emit func(uint64, uint64), _ func(BucketStats)) error {
+func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int64, emit func(uint64, Cand), _ func(BucketStats)) error {
 	sk, _, err := f.C.resolvedSketch(n)
 	if err != nil {
 		return err
@@ -187,21 +187,14 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 	if err != nil {
 		return err
 	}
-	send := func() {
-		for _, p := range f.pairs {
+	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
+		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], f.uniq[b])
+			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
+	}); err != nil {
+		return err
 	}
-	const chunk = 1 << 14
-	for i := 0; i < len(f.entries); i += chunk {
-		if f.pairs, err = g.Append(f.pairs[:0], f.entries[i:min(i+chunk, len(f.entries))]); err != nil {
-			return err
-		}
-		send()
-	}
-	f.pairs = g.Flush(f.pairs[:0])
-	send()
 	m := g.Metrics()
 	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
 		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
@@ -215,7 +208,7 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.
-func (f *simBucketFn) FinishBundle(_ int64, _ func(uint64, uint64), stats func(BucketStats)) {
+func (f *simBucketFn) FinishBundle(_ int64, _ func(uint64, Cand), stats func(BucketStats)) {
 	if f.stats.Buckets > 0 {
 		stats(f.stats)
 	}

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -24,6 +25,7 @@ type Stats struct {
 	HasBuckets   bool         // whether any partition reported bucket statistics
 	Candidates   int64        // distinct candidate pairs
 	VerifiedDocs int64        // documents read again for verification
+	Shuffle      InfoShuffle  // the document infos sent to verification
 	Hist         Hist         // similarity histogram of the verified pairs
 	FirstIDs     []OrdID      // ids of the listed buckets' first members
 	Clusters     ClusterStats // summed over the components
@@ -45,8 +47,11 @@ func (a Stats) merge(b Stats) Stats {
 	}
 	a.Candidates += b.Candidates
 	a.VerifiedDocs += b.VerifiedDocs
+	a.Shuffle = a.Shuffle.merge(b.Shuffle)
 	a.Hist = a.Hist.merge(b.Hist)
 	a.FirstIDs = append(slices.Clone(a.FirstIDs), b.FirstIDs...)
+	slices.SortFunc(a.FirstIDs, func(x, y OrdID) int { return cmp.Compare(x.Ord, y.Ord) })
+	a.FirstIDs = slices.CompactFunc(a.FirstIDs, func(x, y OrdID) bool { return x.Ord == y.Ord })
 	a.Clusters = a.Clusters.merge(b.Clusters)
 	a.Kept += b.Kept
 	best := drift.Histogram{Upper: a.Best.Upper, Counts: slices.Clone(a.Best.Counts)}
@@ -55,6 +60,33 @@ func (a Stats) merge(b Stats) Stats {
 	}
 	a.Best = best
 	return a
+}
+
+// InfoShuffle measures the verification shuffle: the copies of document
+// infos (DocInfo) sent towards the verifier, their bytes, and the most
+// copies of one document's info.
+type InfoShuffle struct {
+	Sends int64 // DocInfo copies sent
+	Bytes int64 // their bytes (infoBytes each)
+	Max   int64 // the most copies of one document's DocInfo
+}
+
+func (a InfoShuffle) merge(b InfoShuffle) InfoShuffle {
+	return InfoShuffle{Sends: a.Sends + b.Sends, Bytes: a.Bytes + b.Bytes, Max: max(a.Max, b.Max)}
+}
+
+// add counts n copies of info, all of one document.
+func (a *InfoShuffle) add(info *DocInfo, n int64) {
+	a.Sends += n
+	a.Bytes += n * infoBytes(info)
+	a.Max = max(a.Max, n)
+}
+
+// infoBytes is the size of a DocInfo on its way to the verifier, its
+// document number included: the id, signature and text, and 25 bytes of
+// number, length, keep value and flag (the coder's framing aside).
+func infoBytes(info *DocInfo) int64 {
+	return int64(len(info.ID)+len(info.Sig)+len(info.Text)) + 25
 }
 
 func (a Hist) merge(b Hist) Hist {
@@ -79,7 +111,6 @@ func (*statsFn) MergeAccumulators(a, b Stats) Stats { return a.merge(b) }
 func splitStatsToStats(s SplitStats) Stats     { return Stats{Splits: []SplitStats{s}} }
 func bucketStatsToStats(b BucketStats) Stats   { return Stats{Buckets: b, HasBuckets: true} }
 func candidatesToStats(n int64) Stats          { return Stats{Candidates: n} }
-func verifiedDocsToStats(n int64) Stats        { return Stats{VerifiedDocs: n} }
 func histToStats(e Edge) Stats                 { return Stats{Hist: edgeHist(e)} }
 func clusterStatsToStats(c ClusterStats) Stats { return Stats{Clusters: c} }
 func keptToStats(n int64) Stats                { return Stats{Kept: n} }
@@ -113,8 +144,11 @@ func edgeHist(e Edge) Hist {
 }
 
 // firstIDsFn emits the ids of the first members of the buckets listed in the
-// side input (capped, and the largest shared).
-func firstIDsFn(o uint64, info DocInfo, st Stats, emit func(Stats)) {
+// side input (capped, and the largest shared), from the document infos on
+// their way to verification (a document in several tasks comes several
+// times: Stats.merge keeps one).
+func firstIDsFn(_ uint64, info DocInfo, st Stats, emit func(Stats)) {
+	o := info.Ord
 	for _, list := range [...][]LargeBucket{st.Buckets.Largest, st.Buckets.Top} {
 		for _, b := range list {
 			if b.First == o {

@@ -7,22 +7,25 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/jobspec"
 )
 
 // DocInfo is what verification and clustering need of a document in a
-// candidate pair: its id, keep-policy attributes, signature and, for exact
-// verification, its text. The signature words are packed little-endian, 8
-// bytes each (as []uint64 Beam would write each as a varint, up to 10 bytes
-// for a hash).
+// candidate pair: its number, id, keep-policy attributes, signature and, for
+// exact verification, its text. The signature words are packed
+// little-endian, 8 bytes each (as []uint64 Beam would write each as a
+// varint, up to 10 bytes for a hash).
 type DocInfo struct {
-	ID      []byte  // the document's id
+	Ord     uint64  // the document's ord
+	ID      []byte  // its id
 	Length  int64   // its text length in bytes
 	Keep    float64 // its keep-field value, if HasKeep
 	HasKeep bool    // whether it has a keep-field value
 	Sig     []byte  // its signature words, packed
-	Text    []byte  // its text under VerifyExact; nil otherwise
+	Text    []byte  // its text under VerifyExact, compressed (s2 blocks); nil otherwise
 }
 
 func packWords(dst []byte, w []uint64) []byte {
@@ -39,12 +42,6 @@ func unpackWords(dst []uint64, b []byte) []uint64 {
 	return dst
 }
 
-// Half is a candidate pair (A, B) on its way to B, carrying A's DocInfo.
-type Half struct {
-	A    uint64  // ord of the pair's lower document
-	Info DocInfo // A's DocInfo
-}
-
 // Edge is a verified pair, A < B in document order, with what the outputs
 // and the keep policy need of both documents.
 type Edge struct {
@@ -56,53 +53,45 @@ type Edge struct {
 	HasKeepA, HasKeepB bool    // whether they have keep-field values
 }
 
-// Roles of a document in the candidate pairs, carried in the high bits of
-// its local index on the way to docInfoFn (local indices use 40 bits).
-const (
-	roleA = 1 << 62 // the lower document of some pair
-	roleB = 1 << 61 // the higher document of some pair
-	roles = roleA | roleB
-)
+// Need is a document that a verification task needs, sent to the document's
+// split: its local index and the task.
+type Need struct {
+	Local int64  // the document's record index in its split
+	Task  uint64 // the task (see taskOf)
+}
 
 // docInfoFn re-reads one split and emits the DocInfo of every document of
-// the split that is in a candidate pair: to the join at a (first output) if
-// it is the lower document of some pair, and to the join at b (second
-// output) if it is the higher of some pair. Re-signing and re-reading these
-// few documents costs less than shuffling every document's signature and
-// text. For exact verification it carries the text, not the feature set,
-// which verifyFn recomputes: a text is about 6 bytes a word, a feature set 8
-// bytes a shingle (dedup keeps texts for the same reason).
+// the split that is in a candidate pair, once to each verification task
+// that needs it. Re-signing and re-reading these few documents costs less
+// than shuffling every document's signature and text. For exact
+// verification it carries the text, not the feature set, which verifyFn
+// recomputes: a text is about 6 bytes a word, a feature set 8 bytes a
+// shingle (dedup keeps texts for the same reason).
 type docInfoFn struct {
 	C Config
 
-	n int64
+	st Stats
 }
 
-// StartBundle resets the bundle's count.
-func (f *docInfoFn) StartBundle(_, _ func(uint64, DocInfo), _ func(int64)) { f.n = 0 }
+// StartBundle resets the bundle's statistics.
+func (f *docInfoFn) StartBundle(_ func(uint64, DocInfo), _ func(Stats)) { f.st = Stats{} }
 
-// ProcessElement takes a split and the local indices, tagged with their
-// roles, of its documents in candidate pairs; it re-reads the split and
-// emits each such document's DocInfo to the outputs of its roles, counting
-// them.
-func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int64) bool, emitA, emitB func(uint64, DocInfo), _ func(int64)) error {
-	var need []int64
-	var l int64
-	for it(&l) {
-		need = append(need, l)
+// ProcessElement takes a split and the documents of it that verification
+// tasks need; it re-reads the split and emits each such document's DocInfo
+// once to each of its tasks, as KV<task, DocInfo>, counting them.
+func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*Need) bool, emit func(uint64, DocInfo), _ func(Stats)) error {
+	var need []Need
+	var n Need
+	for it(&n) {
+		need = append(need, n)
 	}
-	slices.SortFunc(need, func(x, y int64) int { return cmp.Compare(x&^roles, y&^roles) })
-	// Merge the roles of each document.
-	n := 0
-	for i, l := range need {
-		if i > 0 && l&^roles == need[n-1]&^roles {
-			need[n-1] |= l
-			continue
+	slices.SortFunc(need, func(x, y Need) int {
+		if c := cmp.Compare(x.Local, y.Local); c != 0 {
+			return c
 		}
-		need[n] = l
-		n++
-	}
-	need = need[:n]
+		return cmp.Compare(x.Task, y.Task)
+	})
+	need = slices.Compact(need)
 	parser, k, err := newReading(ctx, &f.C)
 	if err != nil {
 		return err
@@ -111,73 +100,69 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*int6
 	var doc corpus.Document
 	next := 0
 	_, err = eachRecord(ctx, &f.C, split, func(rec *corpus.Record) (bool, error) {
-		want := need[next] &^ roles
+		want := need[next].Local
 		if rec.Index < want {
 			return true, nil
 		}
 		if rec.Index > want {
 			return false, fmt.Errorf("%s: record %d not found on a second reading: the input changed", f.C.Splits[split], want)
 		}
-		role := need[next] & roles
-		next++
 		if err := parser.Parse(rec, &doc); err != nil {
 			return false, fmt.Errorf("%s: record %d failed to parse on a second reading: %w", f.C.Splits[split], rec.Index, err)
 		}
 		if !k.sign(doc.Text) {
 			return false, fmt.Errorf("%s: record %d empty on a second reading", f.C.Splits[split], rec.Index)
 		}
-		info := DocInfo{ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep, HasKeep: doc.HasKeep, Sig: packWords(nil, k.sig)}
+		info := DocInfo{Ord: ord(split, rec.Index), ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep,
+			HasKeep: doc.HasKeep, Sig: packWords(nil, k.sig)}
 		if exact {
-			info.Text = slices.Clone(doc.Text)
+			info.Text = s2.Encode(nil, doc.Text)
 		}
-		o := ord(split, rec.Index)
-		if role&roleA != 0 {
-			emitA(o, info)
+		var sends int64
+		for ; next < len(need) && need[next].Local == want; next++ {
+			emit(need[next].Task, info)
+			sends++
 		}
-		if role&roleB != 0 {
-			emitB(o, info)
-		}
-		f.n++
+		f.st.Shuffle.add(&info, sends)
+		f.st.VerifiedDocs++
 		return next < len(need), nil
 	})
 	if err != nil {
 		return err
 	}
 	if next < len(need) {
-		return fmt.Errorf("%s: record %d not found on a second reading: the input changed", f.C.Splits[split], need[next]&^roles)
+		return fmt.Errorf("%s: record %d not found on a second reading: the input changed", f.C.Splits[split], need[next].Local)
 	}
 	return nil
 }
 
-// FinishBundle emits the bundle's count of documents read, if not zero.
-func (f *docInfoFn) FinishBundle(_, _ func(uint64, DocInfo), count func(int64)) {
-	if f.n > 0 {
-		count(f.n)
+// FinishBundle emits the bundle's statistics, if it read any document.
+func (f *docInfoFn) FinishBundle(_ func(uint64, DocInfo), stats func(Stats)) {
+	if f.st.VerifiedDocs > 0 {
+		stats(f.st)
 	}
 }
 
-// halfFn sends each distinct candidate pair (a, b) to b with a's DocInfo.
-func halfFn(a uint64, infos func(*DocInfo) bool, bs func(*uint64) bool, emit func(uint64, Half)) error {
-	var info DocInfo
-	if !infos(&info) {
-		return fmt.Errorf("candidate document %d/%d has no features", splitOf(a), localOf(a))
-	}
-	var b uint64
-	for bs(&b) {
-		emit(b, Half{A: a, Info: info})
-	}
-	return nil
-}
-
-// verifyFn checks the candidate pairs (a, b) that arrive at b with the job's
-// verifier (jobspec.Verifier: the signature estimate always, the exact
-// Jaccard similarity of the feature sets under VerifyExact) and emits those
-// that pass as Edges.
+// verifyFn checks the candidate pairs of one verification task with the
+// job's verifier (jobspec.Verifier: the signature estimate always, the
+// exact Jaccard similarity of the feature sets under VerifyExact) and emits
+// those that pass as Edges. It holds the task's documents: their infos, and
+// each one's signature and feature set, computed once for all its pairs.
 type verifyFn struct {
 	C Config
 
-	v              *jobspec.Verifier
-	sa, sb, fa, fb []uint64
+	v     *jobspec.Verifier
+	docs  []taskDoc
+	pairs []Pair
+	text  []byte
+}
+
+// taskDoc is a document of a task, its signature and feature set unpacked
+// when a pair first needs them.
+type taskDoc struct {
+	info      DocInfo
+	sig, feat []uint64
+	ready     bool
 }
 
 // Setup builds the job's verifier (of the keyed spec, its key read back,
@@ -195,31 +180,57 @@ func (f *verifyFn) Setup(ctx context.Context) error {
 	return err
 }
 
-// ProcessElement verifies the candidate pairs (a, b) arriving at b, given
-// b's DocInfo and the pairs' Halves, and emits those that pass as Edges.
-func (f *verifyFn) ProcessElement(b uint64, infos func(*DocInfo) bool, halves func(*Half) bool, emit func(Edge)) error {
-	var ib DocInfo
-	if !infos(&ib) {
-		return fmt.Errorf("candidate document %d/%d has no features", splitOf(b), localOf(b))
+// ProcessElement verifies the candidate pairs of a task, given the infos of
+// the task's documents, and emits those that pass as Edges.
+func (f *verifyFn) ProcessElement(task uint64, infos func(*DocInfo) bool, pairs func(*Pair) bool, emit func(Edge)) error {
+	f.docs, f.pairs = f.docs[:0], f.pairs[:0]
+	var info DocInfo
+	for infos(&info) {
+		f.docs = append(f.docs, taskDoc{info: info})
 	}
-	f.sb = unpackWords(f.sb[:0], ib.Sig)
-	if f.v.Exact() {
-		f.fb = f.v.Features(f.fb, ib.Text)
+	slices.SortFunc(f.docs, func(x, y taskDoc) int { return cmp.Compare(x.info.Ord, y.info.Ord) })
+	var p Pair
+	for pairs(&p) {
+		f.pairs = append(f.pairs, p)
 	}
-	var h Half
-	for halves(&h) {
-		ia := &h.Info
-		f.sa = unpackWords(f.sa[:0], ia.Sig)
-		if f.v.Exact() {
-			f.fa = f.v.Features(f.fa, ia.Text)
+	doc := func(o uint64) (*taskDoc, error) {
+		i, ok := slices.BinarySearchFunc(f.docs, o, func(d taskDoc, o uint64) int { return cmp.Compare(d.info.Ord, o) })
+		if !ok {
+			return nil, fmt.Errorf("verification task %#x: candidate document %d/%d has no features", task, splitOf(o), localOf(o))
 		}
-		d, ok := f.v.Verify(f.sa, f.sb, f.fa, f.fb)
+		d := &f.docs[i]
+		if !d.ready {
+			d.sig = unpackWords(d.sig[:0], d.info.Sig)
+			if f.v.Exact() {
+				text, err := s2.Decode(f.text[:cap(f.text)], d.info.Text)
+				if err != nil {
+					return nil, fmt.Errorf("verification task %#x: document %d/%d: text: %w", task, splitOf(o), localOf(o), err)
+				}
+				f.text = text
+				d.feat = f.v.Features(d.feat[:0], text)
+			}
+			d.ready = true
+		}
+		return d, nil
+	}
+	for _, p := range f.pairs {
+		da, err := doc(p.A)
+		if err != nil {
+			return err
+		}
+		db, err := doc(p.B)
+		if err != nil {
+			return err
+		}
+		d, ok := f.v.Verify(da.sig, db.sig, da.feat, db.feat)
 		if !ok {
 			continue
 		}
-		emit(Edge{A: h.A, B: b, IDA: ia.ID, IDB: ib.ID, Est: d.Est, Exact: d.Exact,
+		ia, ib := &da.info, &db.info
+		emit(Edge{A: p.A, B: p.B, IDA: ia.ID, IDB: ib.ID, Est: d.Est, Exact: d.Exact,
 			LenA: ia.Length, LenB: ib.Length, KeepA: ia.Keep, KeepB: ib.Keep, HasKeepA: ia.HasKeep, HasKeepB: ib.HasKeep})
 	}
+	clear(f.docs) // drop the task's texts until the next one
 	return nil
 }
 

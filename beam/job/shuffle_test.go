@@ -1,0 +1,138 @@
+package job_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/beam/job"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/lsh"
+)
+
+// hotCorpus writes a corpus with one hot group: hot edited copies of one
+// 300-word text (1 to 4 words replaced each, so that they share most of
+// their buckets but not all of them), and 100 unrelated documents.
+func hotCorpus(t *testing.T, hot int) string {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(12, 5))
+	word := func() string { return fmt.Sprintf("w%d", rng.IntN(50_000)) }
+	base := make([]string, 300)
+	for i := range base {
+		base[i] = word()
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := range hot + 100 {
+		text := slices.Clone(base)
+		if i >= hot {
+			for j := range text {
+				text[j] = word()
+			}
+		} else {
+			for range 1 + rng.IntN(4) {
+				text[rng.IntN(len(text))] = word()
+			}
+		}
+		if err := enc.Encode(map[string]string{"id": fmt.Sprint("doc-", i), "text": strings.Join(text, " ")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "hot.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// shuffleLine is the driver's log line on the verification shuffle.
+var shuffleLine = regexp.MustCompile(`verification shuffle: (\d+) document infos of (\d+) documents \(at most (\d+) of one\), (\d+) bytes`)
+
+// TestVerificationShuffleBounded: each document's info travels to
+// verification at most once per bucket key it has (bands × C(rows, probe),
+// or SimHash's tables) however many candidate pairs it is in, here with a
+// group of 150 near copies that share buckets of about 100 documents, with
+// and without a bucket cap. Before, an info travelled once per candidate
+// pair its document headed: the first member of such a bucket's about 100
+// times (all pairs of the bucket, or its star when capped). The outputs
+// stay neardup dedup's.
+func TestVerificationShuffleBounded(t *testing.T) {
+	const hot = 150
+	path := hotCorpus(t, hot)
+	for _, v := range []struct {
+		name string
+		opts dedup.Options
+	}{
+		{"exact", dedup.Options{}},
+		{"exact-cap10", dedup.Options{BucketCap: 10}},
+		{"estimate-probe", dedup.Options{Verify: dedup.VerifyEstimate, Bands: lsh.Params{Bands: 8, Rows: 4, Probe: 1}}},
+		{"simhash", dedup.Options{Sketch: sketch.SimHash, Threshold: 0.7}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			if testing.Short() && v.name != "exact" {
+				t.Skip("short")
+			}
+			var log bytes.Buffer
+			want, got, wr, gr := run(t, []string{path}, &v.opts, job.Options{SingleFile: true, Partitions: 4, Log: &log})
+			compare(t, want, got, wr, gr)
+			m := shuffleLine.FindStringSubmatch(log.String())
+			if m == nil {
+				t.Fatalf("no shuffle line in the log:\n%s", log.String())
+			}
+			sends, docs, most := atoi(t, m[1]), atoi(t, m[2]), atoi(t, m[3])
+			cfg := wr.Config
+			keys := cfg.Bands * binomial(cfg.Rows, cfg.Probe)
+			if cfg.SimHash != nil {
+				keys = cfg.SimHash.Tables
+			}
+			// The group is hot: with MinHash the first member of its largest
+			// bucket heads a pair with every other member (all pairs, or the
+			// capped bucket's star), far more than keys; SimHash pairs only
+			// those within the Hamming distance, so there the documents
+			// head more than keys pairs on average (and one at least that).
+			if top := wr.Buckets.Top; cfg.SimHash == nil && (len(top) == 0 || top[0].Size < hot/2) {
+				t.Fatalf("largest buckets %+v: want one of at least %d documents", top, hot/2)
+			}
+			if cfg.SimHash != nil && wr.Counts.Candidates <= int64(keys*docs) {
+				t.Fatalf("%d candidate pairs: the group of %d is not hot", wr.Counts.Candidates, hot)
+			}
+			if n := int(wr.Counts.VerifiedDocs); docs < hot*9/10 || n != 0 && docs != n {
+				t.Errorf("%d documents sent to verification; want those in candidate pairs (%d; at least %d)", docs, n, hot*9/10)
+			}
+			if most > keys || most < 1 {
+				t.Errorf("a document's info sent %d times; want 1 to %d (its bucket keys)", most, keys)
+			}
+			if sends > docs*keys {
+				t.Errorf("%d infos sent for %d documents; want at most %d a document", sends, docs, keys)
+			}
+			t.Logf("%d keys a document: %d infos for %d documents, at most %d of one, %s bytes", keys, sends, docs, most, m[4])
+		})
+	}
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// binomial returns C(n, k).
+func binomial(n, k int) int {
+	c := 1
+	for i := range k {
+		c = c * (n - i) / (i + 1)
+	}
+	return c
+}
