@@ -77,11 +77,13 @@ var (
 	// no inputs or a golden set that does not reach the threshold). It is
 	// jobspec.ErrInvalidOptions.
 	ErrInvalidOptions = jobspec.ErrInvalidOptions
-	// ErrExactPassBad reports, under Corpus.SkipBad with the exact pass on,
-	// a document skipped for repeating an earlier id that is the first of
-	// a group of exact copies: the copies were not signed, so the run
-	// cannot give the outputs of a run without the pass (which signs the
-	// next copy instead). Run again with SkipExactPass.
+	// ErrExactPassBad was returned, under Corpus.SkipBad with the exact
+	// pass on, for a document skipped for repeating an earlier id that is
+	// the first of a group of exact copies.
+	//
+	// Deprecated: no longer returned. Such a document is a bad record like
+	// any other (listed in BadOut); its first good copy takes its place in
+	// the group, and the outputs are those of a run without the pass.
 	ErrExactPassBad = errors.New("dedup: the exact pass cannot drop the first of a group of copies")
 	// ErrInputChanged reports an input file that changed while Run read it:
 	// exact verification reads the records of the documents in candidate
