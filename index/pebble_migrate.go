@@ -11,6 +11,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/neardup/neardup/internal/atomicfile"
 	"github.com/neardup/neardup/internal/sketch"
 )
 
@@ -70,7 +71,7 @@ func migrate(ctx context.Context, dir string, opts *Options, step func(string) e
 			if err := os.Rename(tmp, dir); err != nil {
 				return st, fmt.Errorf("index: migrate: finish the switch: %w", err)
 			}
-			if err := syncDir(parent); err != nil {
+			if err := atomicfile.SyncDir(parent); err != nil {
 				return st, err
 			}
 			if err := step("renamed new"); err != nil {
@@ -162,7 +163,7 @@ func migrate(ctx context.Context, dir string, opts *Options, step func(string) e
 	if err := os.Rename(dir, old); err != nil {
 		return st, err
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return st, err
 	}
 	if err := step("renamed old"); err != nil {
@@ -171,7 +172,7 @@ func migrate(ctx context.Context, dir string, opts *Options, step func(string) e
 	if err := os.Rename(tmp, dir); err != nil {
 		return st, err
 	}
-	if err := syncDir(parent); err != nil {
+	if err := atomicfile.SyncDir(parent); err != nil {
 		return st, err
 	}
 	if err := step("renamed new"); err != nil {
@@ -183,19 +184,6 @@ func migrate(ctx context.Context, dir string, opts *Options, step func(string) e
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, fs.ErrNotExist)
-}
-
-// syncDir makes the entries of dir (a rename into it) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
 
 // migrateCopy inserts the documents of src into dst in document order, so

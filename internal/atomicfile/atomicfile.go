@@ -114,3 +114,17 @@ func WriteFile(path string, data []byte) error {
 	}
 	return f.Commit()
 }
+
+// SyncDir makes the entries of dir durable: a rename into it, or out of it,
+// survives a crash once SyncDir returns.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

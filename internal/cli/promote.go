@@ -176,7 +176,7 @@ func runIndexPromote(ctx context.Context, stdio IO, o *indexPromoteOptions) erro
 	if err := f.Commit(); err != nil {
 		return err
 	}
-	if err := syncDir(o.data); err != nil {
+	if err := atomicfile.SyncDir(o.data); err != nil {
 		return err
 	}
 	if err := os.Remove(journal); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -185,17 +185,4 @@ func runIndexPromote(ctx context.Context, stdio IO, o *indexPromoteOptions) erro
 	fmt.Fprintf(stdio.Out, "applied the shadow journal (%d bytes: %d inserts, %d deletes); %s is now the primary: serve --data %s\n",
 		st.Bytes, st.Inserts, st.Deletes, o.shadow, o.shadow)
 	return primary.Close()
-}
-
-// syncDir makes the entries of dir (a rename into it) durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	return err
 }
