@@ -280,7 +280,9 @@ the same signature is skipped, so running the same append again completes an
 interrupted one; with another signature it is an error. INPUT is checked for
 repeated ids before anything is appended. Appended postings
 are stored as the service's inserts are: neardup index repack packs them.
-On a new or empty index --append is a bulk build.
+On a new or empty index --append is a bulk build. A new MinHash index has
+8-byte bucket keys; --append keeps the width of the index it adds to (4 bytes
+in one made before layout version 3: neardup index migrate widens it).
 
 With --boilerplate (a first pass over the inputs counts the lines many
 documents share) or --boilerplate-lines, those lines are dropped before
