@@ -60,7 +60,7 @@ type signer struct {
 	// The exact-duplicate pass (exact.go), when th is not nil.
 	th    sketch.TextHasher
 	exact *exactPass
-	batch map[[2]uint64]struct{} // the hashes of this batch's signed documents
+	batch *hashTable // the hashes of this batch's signed documents
 	// signAll: a copy the table already knows is signed all the same
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
@@ -81,7 +81,9 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
 	clear(out.locs) // file names
 	out.locs = out.locs[:0]
-	clear(w.batch)
+	if w.batch != nil {
+		w.batch.reset()
+	}
 	if w.keepTx && cap(out.texts) < b.Bytes() && (w.stored || !w.locate || !located(b)) {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -119,8 +121,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		hi, lo, empty := w.th.TextHash(doc.Text)
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
-			k := [2]uint64{hi, lo}
-			if _, ok := w.batch[k]; (ok || w.exact.has(k)) && !w.signAll {
+			if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
 				// A copy of an earlier document: not signed (nor, with
 				// stored signatures, banded).
 				out.status = append(out.status, docCopy)
@@ -128,7 +129,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 				out.entEnd = append(out.entEnd, len(out.entries))
 				return nil
 			}
-			w.batch[k] = struct{}{}
+			w.batch.getOrPut(hi, lo, 0, true)
 		}
 	}
 	if w.stored {
@@ -365,7 +366,7 @@ func (r *run) newSigner() (*signer, error) {
 	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
-		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
+		w.exact, w.batch = r.exact, newHashTable(1<<10)
 	}
 	return w, nil
 }
