@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
-	"sync"
 
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/jobspec"
@@ -39,15 +38,10 @@ import (
 // a copy is over the cap (the pass takes copies out of the buckets, so it
 // caps fewer).
 
-// exactEntryBytes is what one document costs in the table: its 16-byte hash
-// and 4-byte number in a Go map, with the map's overhead.
-const exactEntryBytes = 48
-
 // exactPass is the state of the exact-duplicate pass of one run.
 type exactPass struct {
-	mu    sync.RWMutex // the collector writes table; workers read it
-	table map[[2]uint64]uint32
-	limit int // entries the table may hold
+	table *hashTable // the collector writes it; workers read it (see hashTable)
+	limit int        // entries the table may hold
 
 	late    *dupid.Detector // documents resolved after the sign stage
 	lateOpt dupid.Options
@@ -65,20 +59,21 @@ type exactPass struct {
 	base     uint32
 }
 
+// newExactPass returns the pass of a run of the given budget, a sixteenth
+// of which the table may take.
 func newExactPass(memory int64, tmp string) *exactPass {
 	return &exactPass{
-		table:   map[[2]uint64]uint32{},
-		limit:   max(1024, int(memory/16/exactEntryBytes)),
+		table:   newHashTable(1 << 12),
+		limit:   hashTableLimit(memory / 16),
 		lateOpt: dupid.Options{Memory: memory / 16, TempDir: tmp},
 	}
 }
 
 // has reports whether a document with hash k is already first of its
-// group (for the workers).
+// group (for the workers, at any time during the sign stage). It may miss
+// a first the collector has just added, never report one it has not.
 func (e *exactPass) has(k [2]uint64) bool {
-	e.mu.RLock()
-	_, ok := e.table[k]
-	e.mu.RUnlock()
+	_, ok := e.table.get(k[0], k[1])
 	return ok
 }
 
@@ -86,14 +81,12 @@ func (e *exactPass) has(k [2]uint64) bool {
 // order: it returns the document doc is a copy of, or −1 when doc is the
 // first of its hash so far (or, once the table is full, left to finish).
 func (e *exactPass) resolve(k [2]uint64, doc uint32) (int64, error) {
-	if f, ok := e.table[k]; ok { // the only writer reads without the lock
+	full := e.table.len() >= e.limit
+	if f, ok := e.table.getOrPut(k[0], k[1], doc, !full); ok {
 		e.copies = append(e.copies, uint64(doc)<<32|uint64(f))
 		return int64(f), nil
 	}
-	if len(e.table) < e.limit {
-		e.mu.Lock()
-		e.table[k] = doc
-		e.mu.Unlock()
+	if !full {
 		return -1, nil
 	}
 	if e.late == nil {
@@ -110,9 +103,7 @@ func (e *exactPass) resolve(k [2]uint64, doc uint32) (int64, error) {
 // finish finds the copies among the documents the table could not hold and
 // calls mark for each (copy, first); it drops the table.
 func (e *exactPass) finish(mark func(copy, first uint32)) error {
-	e.mu.Lock()
 	e.table = nil
-	e.mu.Unlock()
 	if e.late == nil {
 		return nil
 	}

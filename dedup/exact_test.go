@@ -169,7 +169,7 @@ func TestExactPassOverCap(t *testing.T) {
 }
 
 // TestExactPassLate: under a 16 MiB budget the table of the pass holds
-// 21,845 documents, fewer than the corpus's distinct ones: the copies it
+// 24,576 documents (hashTableLimit), fewer than the corpus's distinct ones: the copies it
 // cannot hold are found after signing, with the same outputs.
 func TestExactPassLate(t *testing.T) {
 	base := readJSONL(t, "../testdata/articles_1000.jsonl")

@@ -47,6 +47,7 @@ type run struct {
 	sigs     *docstore.Store // packed signatures, unless sigMem holds them (under exact verification, of the reference documents only)
 	sigMem   []uint64        // signatures in memory by document (Words() each, zeros when unsigned), when the sketch groups by signature
 	entries  entrySorter     // band-key entries (sketch.AppendKeyEntries)
+	feed     *entryFeed      // during sign: adds the entries to the sorter on a goroutine of its own
 	exact    *exactPass      // the exact-duplicate pass, or nil
 
 	ref      refs            // reference documents (Options.Against)

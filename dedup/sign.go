@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
@@ -60,7 +61,7 @@ type signer struct {
 	// The exact-duplicate pass (exact.go), when th is not nil.
 	th    sketch.TextHasher
 	exact *exactPass
-	batch map[[2]uint64]struct{} // the hashes of this batch's signed documents
+	batch *hashTable // the hashes of this batch's signed documents
 	// signAll: a copy the table already knows is signed all the same
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
@@ -81,7 +82,9 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
 	clear(out.locs) // file names
 	out.locs = out.locs[:0]
-	clear(w.batch)
+	if w.batch != nil {
+		w.batch.reset()
+	}
 	if w.keepTx && cap(out.texts) < b.Bytes() && (w.stored || !w.locate || !located(b)) {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -119,8 +122,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		hi, lo, empty := w.th.TextHash(doc.Text)
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
-			k := [2]uint64{hi, lo}
-			if _, ok := w.batch[k]; (ok || w.exact.has(k)) && !w.signAll {
+			if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
 				// A copy of an earlier document: not signed (nor, with
 				// stored signatures, banded).
 				out.status = append(out.status, docCopy)
@@ -128,7 +130,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 				out.entEnd = append(out.entEnd, len(out.entries))
 				return nil
 			}
-			w.batch[k] = struct{}{}
+			w.batch.getOrPut(hi, lo, 0, true)
 		}
 	}
 	if w.stored {
@@ -199,8 +201,14 @@ func (r *run) sign(ctx context.Context) error {
 		return err
 	}
 	defer r.ids.Close()
+	r.feed = newEntryFeed(r.entries.Add)
 	var dr drift.Distributions
 	r.parseStats, r.readStats, r.hashMetrics, dr, err = r.signCorpus(ctx, "sign", r.inputs, r.ref.n, r.stored != nil, true, r.collect)
+	ferr := r.feed.stop() // every entry is in the sorter (or it failed)
+	r.feed = nil
+	if err == nil {
+		err = ferr
+	}
 	if err != nil {
 		return err
 	}
@@ -365,7 +373,7 @@ func (r *run) newSigner() (*signer, error) {
 	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
-		w.exact, w.batch = r.exact, map[[2]uint64]struct{}{}
+		w.exact, w.batch = r.exact, newHashTable(1<<10)
 	}
 	return w, nil
 }
@@ -378,7 +386,7 @@ func (r *run) collect(s *signed) error {
 		}
 	}
 	words := r.sketch.Words()
-	id0, tx0, sg, hs, en := 0, 0, 0, 0, 0
+	id0, tx0, sg, hs, en, kept := 0, 0, 0, 0, 0, 0
 	for j, idx := range s.index {
 		// Records the reader skipped (too large, under SkipBad) leave gaps.
 		for int64(r.docs.len()) < idx {
@@ -432,12 +440,92 @@ func (r *run) collect(s *signed) error {
 		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, loc, sig); err != nil {
 			return err
 		}
-		if err := r.entries.Add(entries...); err != nil {
-			return err
+		// The entries kept move down over those dropped (none, mostly).
+		if kept != en {
+			kept += copy(s.entries[kept:], entries)
+		} else {
+			kept += len(entries)
 		}
 		id0, tx0, en = s.idEnd[j], s.textEnd[j], s.entEnd[j]
 	}
+	s.entries = s.entries[:kept]
+	if r.feed != nil {
+		return r.feed.add(s)
+	}
+	return r.entries.Add(s.entries...)
+}
+
+// feedDepth is the most batches of band-key entries waiting for the
+// sorter (each about a batch's documents times the bands, 16 bytes an
+// entry: 1 MiB for a batch of 4,000 short documents at 16 bands).
+const feedDepth = 4
+
+// entryFeed adds the sign stage's band-key entries to the run's sorter on a
+// goroutine of its own, so that the sorter's work (its appends, and the sort
+// and write of each run it spills) overlaps the collector's instead of
+// stalling the pipeline behind it. The sorter sorts what it is given, so
+// the order of the batches does not matter to the outputs; they go in input
+// order all the same. The collector hands a batch's entries over by taking
+// its buffer and giving the batch an empty one back (see add).
+type entryFeed struct {
+	add1   func(words ...uint64) error // the sorter's Add
+	work   chan []uint64
+	free   chan []uint64
+	done   chan struct{}
+	failed atomic.Bool
+	err    error // the sorter's first error, read once done is closed
+	closed bool
+}
+
+func newEntryFeed(add func(words ...uint64) error) *entryFeed {
+	f := &entryFeed{add1: add, work: make(chan []uint64, feedDepth), free: make(chan []uint64, feedDepth+2), done: make(chan struct{})}
+	go f.run()
+	return f
+}
+
+func (f *entryFeed) run() {
+	defer close(f.done)
+	for e := range f.work {
+		if f.err == nil {
+			if f.err = f.add1(e...); f.err != nil {
+				f.failed.Store(true)
+			}
+		}
+		select {
+		case f.free <- e[:0]:
+		default: // enough buffers wait: let this one go
+		}
+	}
+}
+
+// add hands s's entries over to the sorter, and s an empty buffer for its
+// next batch. It returns the sorter's error, if it has failed.
+func (f *entryFeed) add(s *signed) error {
+	if f.failed.Load() {
+		return f.stop()
+	}
+	if len(s.entries) == 0 {
+		return nil
+	}
+	var buf []uint64
+	select {
+	case buf = <-f.free:
+	default:
+	}
+	f.work <- s.entries
+	s.entries = buf
 	return nil
+}
+
+// stop waits for the sorter to take every entry handed over and returns
+// its first error. It may be called more than once.
+func (f *entryFeed) stop() error {
+	if !f.closed {
+		f.closed = true
+		close(f.work)
+	}
+	<-f.done
+	return f.err
 }
 
 // addDoc numbers the next input document; its text, under exact

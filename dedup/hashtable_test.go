@@ -1,0 +1,135 @@
+package dedup
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+)
+
+// TestHashTableMatchesMap: a table and a Go map given the same random keys
+// (a quarter of them repeats, and high words drawn from a few values, so
+// that many keys share one) hold the same documents,
+// through growth, and a reset table is empty.
+func TestHashTableMatchesMap(t *testing.T) {
+	for _, highs := range []int{0, 1, 7, 1000} { // 0: random high words
+		r := rand.New(rand.NewPCG(uint64(highs), 9))
+		tab := newHashTable(16)
+		want := map[[2]uint64]uint32{}
+		var keys [][2]uint64
+		for i := range 50000 {
+			var k [2]uint64
+			switch {
+			case len(keys) > 0 && r.IntN(4) == 0:
+				k = keys[r.IntN(len(keys))]
+			case highs > 0:
+				k = [2]uint64{uint64(r.IntN(highs)) << 40, r.Uint64()}
+			default:
+				k = [2]uint64{r.Uint64(), r.Uint64()}
+			}
+			keys = append(keys, k)
+			f, ok := tab.getOrPut(k[0], k[1], uint32(i), true)
+			wf, wok := want[k]
+			if ok != wok || ok && f != wf {
+				t.Fatalf("highs %d, key %d %x: got (%d, %v); want (%d, %v)", highs, i, k, f, ok, wf, wok)
+			}
+			if !wok {
+				want[k] = uint32(i)
+			}
+			if tab.len() != len(want) {
+				t.Fatalf("highs %d, key %d: len %d; want %d", highs, i, tab.len(), len(want))
+			}
+		}
+		for k, d := range want {
+			if f, ok := tab.get(k[0], k[1]); !ok || f != d {
+				t.Fatalf("highs %d: get %x = (%d, %v); want %d", highs, k, f, ok, d)
+			}
+			// A key differing in one word only is not there.
+			if _, ok := tab.get(k[0], k[1]^1); ok {
+				if _, in := want[[2]uint64{k[0], k[1] ^ 1}]; !in {
+					t.Fatalf("highs %d: get %x found a key never added", highs, [2]uint64{k[0], k[1] ^ 1})
+				}
+			}
+		}
+		// getOrPut without put adds nothing.
+		if _, ok := tab.getOrPut(1, 2, 3, false); ok || tab.len() != len(want) {
+			t.Fatalf("highs %d: a lookup without put changed the table", highs)
+		}
+		if _, ok := tab.get(1, 2); ok {
+			t.Fatalf("highs %d: a lookup without put added its key", highs)
+		}
+		size := tab.bytes()
+		tab.reset()
+		if tab.len() != 0 || tab.bytes() != size {
+			t.Fatalf("highs %d: reset: len %d, %d bytes; want 0, %d", highs, tab.len(), tab.bytes(), size)
+		}
+		for k := range want {
+			if _, ok := tab.get(k[0], k[1]); ok {
+				t.Fatalf("highs %d: %x still there after reset", highs, k)
+			}
+		}
+	}
+}
+
+// TestHashTableLimit: a table filled to its limit stays within its budget
+// and never grows past it.
+func TestHashTableLimit(t *testing.T) {
+	for _, budget := range []int64{0, 1 << 20, 1<<20 + 12345, 16 << 20} {
+		limit := hashTableLimit(budget)
+		if limit < 1024 {
+			t.Errorf("budget %d: limit %d; want at least 1,024", budget, limit)
+		}
+		tab := newHashTable(16)
+		r := rand.New(rand.NewPCG(uint64(budget), 1))
+		for i := range limit {
+			tab.getOrPut(r.Uint64(), r.Uint64(), uint32(i), tab.len() < limit)
+		}
+		if tab.len() != limit {
+			t.Fatalf("budget %d: %d keys; want %d", budget, tab.len(), limit)
+		}
+		if b := tab.bytes(); budget >= 2048*hashSlotBytes && b > budget {
+			t.Errorf("budget %d: the full table takes %d bytes", budget, b)
+		} else if b < budget/2 && budget >= 2048*hashSlotBytes {
+			t.Errorf("budget %d: the full table takes %d bytes, under half of it", budget, b)
+		}
+	}
+}
+
+// TestHashTableConcurrent: readers looking keys up while the writer adds
+// them (and grows the table) find every key added before they started and
+// never a key with the wrong document. Run it with -race.
+func TestHashTableConcurrent(t *testing.T) {
+	const n = 200000
+	keys := make([][2]uint64, n)
+	r := rand.New(rand.NewPCG(3, 3))
+	for i := range keys {
+		keys[i] = [2]uint64{r.Uint64() & 0xffff, r.Uint64()} // high words shared
+	}
+	tab := newHashTable(16)
+	const before = 1000
+	for i := range before {
+		tab.getOrPut(keys[i][0], keys[i][1], uint32(i), true)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 3 {
+		wg.Go(func() {
+			rr := rand.New(rand.NewPCG(uint64(g), 7))
+			for range 100000 {
+				i := rr.IntN(n)
+				d, ok := tab.get(keys[i][0], keys[i][1])
+				if i < before && !ok || ok && d != uint32(i) {
+					errs <- "reader saw a wrong document or missed an early key"
+					return
+				}
+			}
+		})
+	}
+	for i := before; i < n; i++ {
+		tab.getOrPut(keys[i][0], keys[i][1], uint32(i), true)
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
