@@ -92,7 +92,7 @@ func TestVerifiedPairsSpill(t *testing.T) {
 				}
 			}
 			for _, f := range []struct {
-				name     string
+				name      string
 				got, want any
 			}{
 				{"counts", smallRep.Counts, bigRep.Counts},
