@@ -96,6 +96,7 @@ func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.At
 		}
 	}
 	pos = nil
+	r.rep.Spill.EdgeBytes += s.SpilledBytes()
 	it, err := s.Iter()
 	if err != nil {
 		return nil, err
