@@ -63,8 +63,9 @@ func (r *run) finish() {
 		}
 	}
 	// Best matches of the inputs only: a reference document's are no
-	// measure of the input's drift (jobspec.AddInputBestMatches, from the
-	// best estimates tallied as the pairs were clustered).
+	// measure of the input's drift. Each input's best estimate was tallied
+	// as the pairs were clustered (tallyEdge), one per document as
+	// jobspec.AddInputBestMatches counts them, without holding the pairs.
 	for _, s := range r.tally.best[r.ref.m:] {
 		if !math.IsNaN(s) {
 			rep.Drift.BestSimilarity.Add(s)
