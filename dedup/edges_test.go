@@ -56,8 +56,15 @@ func hubCorpus() []doc {
 // default budget that holds them all, under Components and under Star (by
 // index, and by a keep policy, whose visit order needs its own sort).
 func TestVerifiedPairsSpill(t *testing.T) {
-	in := filepath.Join(t.TempDir(), "in.jsonl")
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
 	writeJSONL(t, in, hubCorpus())
+	// A golden set of three pairs found (one given B before A) and two
+	// missed: scored from the pairs read in one pass, the others counted.
+	truth := filepath.Join(dir, "truth.tsv")
+	if err := os.WriteFile(truth, []byte("hub000 hub001\nnear03-1 hub007\nhub299 near19-4\nd0000 d0001\nd0002 hub000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		opts Options
@@ -70,6 +77,7 @@ func TestVerifiedPairsSpill(t *testing.T) {
 			small, big := tc.opts, tc.opts
 			small.Memory, small.Workers = jobspec.MinMemory, 2
 			big.Workers = 1
+			small.Golden, big.Golden = truth, truth
 			smallOut, smallRep := runDedup(t, []string{in}, &small)
 			bigOut, bigRep := runDedup(t, []string{in}, &big)
 			if smallRep.Counts.VerifiedPairs < 75000 {
@@ -91,6 +99,10 @@ func TestVerifiedPairsSpill(t *testing.T) {
 					t.Errorf("%s differs between %d MiB and the default budget", f, jobspec.MinMemory>>20)
 				}
 			}
+			g := smallRep.Golden.Pairs
+			if g.Truth != 5 || g.TruePositives != 3 || g.Predicted != smallRep.Counts.VerifiedPairs || g.FalsePositives != g.Predicted-3 {
+				t.Errorf("golden pairs %+v; want 5 truth pairs, 3 found, every verified pair predicted", g)
+			}
 			for _, f := range []struct {
 				name      string
 				got, want any
@@ -99,6 +111,7 @@ func TestVerifiedPairsSpill(t *testing.T) {
 				{"pair_similarity", smallRep.PairSim, bigRep.PairSim},
 				{"cluster_sizes", smallRep.Sizes, bigRep.Sizes},
 				{"drift", smallRep.Drift, bigRep.Drift},
+				{"golden", smallRep.Golden, bigRep.Golden},
 			} {
 				if !reflect.DeepEqual(f.got, f.want) {
 					t.Errorf("report %s differs between %d MiB and the default budget:\n%+v\n%+v", f.name, jobspec.MinMemory>>20, f.got, f.want)
