@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -179,28 +180,46 @@ func (m Metrics) String() string {
 // checkInput validates n, the options, and the edges, and counts the used
 // edges.
 func checkInput(n int, edges []Edge, opts *Options) (used int, err error) {
-	if n < 0 || n > MaxDocs {
-		return 0, fmt.Errorf("%w: n = %d; must be in 0..%d", ErrInvalidOptions, n, MaxDocs)
-	}
-	if err := opts.Validate(); err != nil {
+	if err := checkN(n, opts); err != nil {
 		return 0, err
-	}
-	if opts != nil && opts.Reference > n {
-		return 0, fmt.Errorf("%w: Reference = %d with n = %d documents", ErrInvalidOptions, opts.Reference, n)
 	}
 	t := opts.EnsureDefaults().Threshold
 	for i, e := range edges {
-		if int(e.A) >= n || int(e.B) >= n {
-			return 0, fmt.Errorf("%w: edges[%d] = (%d, %d) with n = %d documents", ErrInvalidEdge, i, e.A, e.B, n)
+		ok, err := checkEdge(n, i, e, t)
+		if err != nil {
+			return 0, err
 		}
-		if math.IsNaN(e.Sim) {
-			return 0, fmt.Errorf("%w: edges[%d] = (%d, %d) has a NaN similarity", ErrInvalidEdge, i, e.A, e.B)
-		}
-		if e.A != e.B && e.Sim >= t {
+		if ok {
 			used++
 		}
 	}
 	return used, nil
+}
+
+// checkN validates n and the options.
+func checkN(n int, opts *Options) error {
+	if n < 0 || n > MaxDocs {
+		return fmt.Errorf("%w: n = %d; must be in 0..%d", ErrInvalidOptions, n, MaxDocs)
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if opts != nil && opts.Reference > n {
+		return fmt.Errorf("%w: Reference = %d with n = %d documents", ErrInvalidOptions, opts.Reference, n)
+	}
+	return nil
+}
+
+// checkEdge validates edge i, e, of a clustering of n documents, and
+// reports whether it is used under threshold t.
+func checkEdge(n, i int, e Edge, t float64) (used bool, err error) {
+	if int(e.A) >= n || int(e.B) >= n {
+		return false, fmt.Errorf("%w: edges[%d] = (%d, %d) with n = %d documents", ErrInvalidEdge, i, e.A, e.B, n)
+	}
+	if math.IsNaN(e.Sim) {
+		return false, fmt.Errorf("%w: edges[%d] = (%d, %d) has a NaN similarity", ErrInvalidEdge, i, e.A, e.B)
+	}
+	return e.A != e.B && e.Sim >= t, nil
 }
 
 // Components clusters n documents into the connected components of the
@@ -215,9 +234,19 @@ func checkInput(n int, edges []Edge, opts *Options) (used int, err error) {
 // clustered document. Errors wrap
 // ErrInvalidEdge, ErrInvalidOptions, ErrInvalidPolicy or ErrMissingAttrs.
 // The result depends only on n, the set of edges, attrs and opts.
+// It is ComponentsSeq over the slice.
 func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
-	used, err := checkInput(n, edges, opts)
-	if err != nil {
+	return ComponentsSeq(n, slices.Values(edges), attrs, opts)
+}
+
+// ComponentsSeq is Components over edges given as a sequence, in any
+// order, read once: the edges are never held, so memory is O(n) — 8 bytes
+// per document plus 4 per clustered document — whatever their number E.
+// The result equals Components' over the same edges (errors included: an
+// edge is numbered by its position in the sequence). A sequence that stops
+// early on an error of its own must make the caller discard the result.
+func ComponentsSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result, error) {
+	if err := checkN(n, opts); err != nil {
 		return nil, err
 	}
 	opts = opts.EnsureDefaults()
@@ -236,10 +265,17 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 		}
 		return x
 	}
-	for _, e := range edges {
-		if e.A == e.B || !(e.Sim >= opts.Threshold) {
+	count, used := 0, 0
+	for e := range edges {
+		ok, err := checkEdge(n, count, e, opts.Threshold)
+		if err != nil {
+			return nil, err
+		}
+		count++
+		if !ok {
 			continue
 		}
+		used++
 		a, b := find(e.A), find(e.B)
 		switch {
 		case a < b:
@@ -276,7 +312,7 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 		cl.Kept = best
 	}
 	res.setReference(opts.Reference)
-	res.Metrics.Edges, res.Metrics.Used = len(edges), used
+	res.Metrics.Edges, res.Metrics.Used = count, used
 	return res, nil
 }
 

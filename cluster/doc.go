@@ -16,4 +16,10 @@
 // Results are deterministic: they depend on the set of edges and the
 // per-document attributes, never on the order of the edges or on map
 // iteration.
+//
+// Edges too many to hold (a corpus with hubs has far more verified pairs
+// than documents) can be streamed: [ComponentsSeq] reads them once, in any
+// order, and [StarSeq] once in visit order ([VisitOrder]; under KeepFirst,
+// edges sorted by (A, B)), each in memory per document, not per edge, with
+// the results of Components and Star.
 package cluster

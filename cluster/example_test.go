@@ -32,3 +32,24 @@ func ExampleParsePolicy() {
 	fmt.Printf("keep %d of %v (%v)\n", r.Clusters[0].Kept, r.Clusters[0].Members, p)
 	// Output: keep 1 of [0 1 2] (longest)
 }
+
+// Edges streamed, here from a generator: a chain of a thousand documents
+// never held as a slice. StarSeq wants them in visit order, as (A, B)
+// ascending is under KeepFirst.
+func ExampleStarSeq() {
+	chain := func(yield func(cluster.Edge) bool) {
+		for d := range uint32(999) {
+			if !yield(cluster.Edge{A: d, B: d + 1, Sim: 0.9}) {
+				return
+			}
+		}
+	}
+	opts := &cluster.Options{Threshold: 0.8}
+	comp, _ := cluster.ComponentsSeq(1000, chain, nil, opts)
+	star, _ := cluster.StarSeq(1000, chain, nil, opts)
+	fmt.Println("components:", comp.Metrics.Clusters, "cluster of", comp.Metrics.Largest)
+	fmt.Println("star:", star.Metrics.Clusters, "clusters, removed", star.Metrics.Removed)
+	// Output:
+	// components: 1 cluster of 1000
+	// star: 500 clusters, removed 500
+}

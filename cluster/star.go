@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 )
@@ -101,5 +102,127 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 	res := build(n, rep, start[:n])
 	res.setReference(opts.Reference)
 	res.Metrics.Edges, res.Metrics.Used = len(edges), used
+	return res, nil
+}
+
+// VisitOrder returns the position of each of n documents in the order Star
+// visits them: opts.Keep order (reference documents first, by index; then
+// best first by the policy, reading attrs; ties by index), a total order.
+// Under KeepFirst it is the index order. Callers sort edges by it for
+// StarSeq. Memory: 4 bytes per document (and the sort's).
+func VisitOrder(n int, attrs *Attrs, opts *Options) ([]uint32, error) {
+	if err := checkN(n, opts); err != nil {
+		return nil, err
+	}
+	opts = opts.EnsureDefaults()
+	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
+	if err != nil {
+		return nil, err
+	}
+	order := make([]uint32, n)
+	for d := range order {
+		order[d] = uint32(d)
+	}
+	if opts.Keep.Kind != KeepFirst {
+		slices.SortFunc(order, func(a, b uint32) int {
+			switch {
+			case rank.before(a, b):
+				return -1
+			case rank.before(b, a):
+				return 1
+			}
+			return 0
+		})
+	}
+	pos := make([]uint32, n)
+	for p, d := range order {
+		pos[d] = uint32(p)
+	}
+	return pos, nil
+}
+
+// StarSeq is Star over edges given as a sequence in visit order, read once:
+// the used edges (at or above opts.Threshold, not self-loops) must come
+// grouped by their endpoint that VisitOrder places first, those groups in
+// visit order (in any order within a group) — under KeepFirst, edges with
+// A < B sorted by A, such as edges sorted by (A, B). Edges that are not
+// used may come anywhere. The edges are never held, so memory is O(n): 8
+// bytes per document plus 4 per clustered document (and VisitOrder's
+// positions unless the policy is KeepFirst), whatever their number E; Star
+// holds every used edge instead, in any order.
+//
+// The result equals Star's over the same edges: when Star visits document
+// c, every neighbour that it visited before is in a cluster already (it
+// claimed c, or was claimed, or it claimed others before and is a centre),
+// so c claims only among the neighbours it precedes, which are the edges of
+// its group. A used edge out of order is an error wrapping ErrInvalidEdge,
+// as are the edges Star rejects.
+func StarSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result, error) {
+	if err := checkN(n, opts); err != nil {
+		return nil, err
+	}
+	opts = opts.EnsureDefaults()
+	var pos []uint32 // nil: the index order
+	if opts.Keep.Kind != KeepFirst {
+		var err error
+		if pos, err = VisitOrder(n, attrs, opts); err != nil {
+			return nil, err
+		}
+	} else if _, err := newRanker(opts.Keep, n, attrs, opts.Reference); err != nil {
+		return nil, err
+	}
+	at := func(d uint32) uint32 {
+		if pos == nil {
+			return d
+		}
+		return pos[d]
+	}
+	rep := make([]uint32, n) // the centre of each document's star, or noCluster
+	for i := range rep {
+		rep[i] = noCluster
+	}
+	count, used := 0, 0
+	centre := uint32(noCluster) // the document whose group is being read
+	open, claimed := false, false
+	end := func() { // the end of centre's group
+		if claimed {
+			rep[centre] = centre
+		}
+		open, claimed = false, false
+	}
+	for e := range edges {
+		ok, err := checkEdge(n, count, e, opts.Threshold)
+		if err != nil {
+			return nil, err
+		}
+		count++
+		if !ok {
+			continue
+		}
+		used++
+		c, d := e.A, e.B
+		if at(d) < at(c) {
+			c, d = d, c
+		}
+		if c != centre {
+			if centre != noCluster && at(c) < at(centre) {
+				return nil, fmt.Errorf("%w: edges[%d] = (%d, %d) comes after the edges of document %d, which Star visits later", ErrInvalidEdge, count-1, e.A, e.B, centre)
+			}
+			end()
+			centre, open = c, rep[c] == noCluster
+		}
+		if open && rep[d] == noCluster {
+			rep[d] = c
+			claimed = true
+		}
+	}
+	end()
+	scratch := pos
+	if scratch == nil {
+		scratch = make([]uint32, n)
+	}
+	res := build(n, rep, scratch)
+	res.setReference(opts.Reference)
+	res.Metrics.Edges, res.Metrics.Used = count, used
 	return res, nil
 }

@@ -29,7 +29,7 @@ import (
 // are formed. So every copy is found, whatever the budget.
 //
 // Copies cost no signature (mostly), band entries or verification. Their
-// pairs are written as the run without the pass finds them (expandExact):
+// pairs are written as the run without the pass finds them (expander):
 // all pairs of a group of copies at similarity 1, and for every verified
 // pair (a, b) of first documents, the pairs of a's copies with b's, with
 // (a, b)'s verdict — what buckets holding both groups pair, in full when
@@ -53,7 +53,7 @@ type exactPass struct {
 	// standIns are the groups whose first document was made bad after the
 	// sign stage (dropBad), first<<32 | heir: the first stands in for the
 	// group's first good copy, its heir, until the edges are known
-	// (expandExact), ascending; base is the first input document's number
+	// (the expander), ascending; base is the first input document's number
 	// (after the reference documents), for the statuses.
 	standIns []uint64
 	base     uint32
@@ -126,7 +126,7 @@ func (e *exactPass) finish(mark func(copy, first uint32)) error {
 // which a run without the pass signs in its place, was not signed: f, whose
 // signature, bucket keys and text are c's (they have the same features),
 // stands in for c through candidates and verification. So f is made good
-// and c bad until expandExact gives f's edges to c and makes f bad again,
+// and c bad until the expander gives f's edges to c and makes f bad again,
 // and c the group's first; the others of the group become copies of c.
 // Statuses are swapped, not added, so that the documents counted while f
 // stands in (SimHash's blocks) are those of a run without the pass. The
@@ -180,117 +180,137 @@ func (e *exactPass) heirOf(d uint32) uint32 {
 	return uint32(e.standIns[i])
 }
 
-// handOver ends the stand-ins of dropBad: each bad first's edges go to its
-// heir, the first is bad again and the heir good. It reports whether it
-// changed any edge (which then needs sorting again).
-func (e *exactPass) handOver(status []uint8, edges []edge) bool {
-	if len(e.standIns) == 0 {
-		return false
-	}
-	changed := false
-	for i := range edges {
-		a, b := e.heirOf(edges[i].a), e.heirOf(edges[i].b)
-		if a != edges[i].a || b != edges[i].b {
-			edges[i].a, edges[i].b = min(a, b), max(a, b)
-			changed = true
-		}
-	}
+// handOver ends the stand-ins of dropBad once the edges are known: each
+// bad first is bad again and its heir good (the expander gave the first's
+// edges to its heir, heirOf, as they came).
+func (e *exactPass) handOver(status []uint8) {
 	for _, s := range e.standIns {
 		status[uint32(s>>32)-e.base], status[uint32(s)-e.base] = docBad, docOK
 	}
 	e.standIns = nil
-	return changed
 }
 
-// expandExact adds the verified pairs that involve copies, as a run without
-// the pass finds them (see above), and sorts the edges by (a, b).
-func (r *run) expandExact() error {
-	e := r.exact
-	if e == nil {
-		return nil
+// expander adds the verified pairs to the run's edge store as verify finds
+// them, with those that involve copies, as a run without the pass finds
+// them (see above), streamed, so that no pair is held.
+type expander struct {
+	r      *run
+	e      *exactPass          // nil: no pass
+	groups map[uint32][]uint32 // first → its members, first included, ascending
+	limit  int                 // the bucket cap
+}
+
+// newExpander returns the expander of the run's verified pairs.
+func (r *run) newExpander() *expander {
+	x := &expander{r: r, e: r.exact, limit: r.job.BucketCap}
+	if x.e == nil {
+		return x
 	}
-	if e.handOver(r.docs.status, r.edges) && len(e.copies) == 0 {
-		sortEdges(r.edges)
-		return nil
-	}
-	if len(e.copies) == 0 {
-		return nil
-	}
-	groups := map[uint32][]uint32{} // first → its members, first included, ascending
-	for _, c := range e.copies {
+	x.groups = map[uint32][]uint32{}
+	for _, c := range x.e.copies {
 		f := uint32(c)
-		if groups[f] == nil {
-			groups[f] = []uint32{f}
+		if x.groups[f] == nil {
+			x.groups[f] = []uint32{f}
 		}
-		groups[f] = append(groups[f], uint32(c>>32))
+		x.groups[f] = append(x.groups[f], uint32(c>>32))
 	}
-	limit := r.job.BucketCap
-	group := func(d uint32) []uint32 {
-		if g := groups[d]; g != nil {
-			return g
-		}
-		return []uint32{d}
+	return x
+}
+
+// group returns the members of d's group of copies, or d alone.
+func (x *expander) group(d uint32) []uint32 {
+	if g := x.groups[d]; g != nil {
+		return g
 	}
-	edges := r.edges
-	for _, ed := range r.edges {
-		A, B := group(ed.a), group(ed.b)
-		if len(A) == 1 && len(B) == 1 {
-			continue
-		}
-		if len(A)+len(B) <= limit {
-			for _, x := range A {
-				for _, y := range B {
-					if x != ed.a || y != ed.b {
-						edges = append(edges, edge{a: min(x, y), b: max(x, y), Verdict: ed.Verdict})
+	return []uint32{d}
+}
+
+// add adds verified pair ed, after giving a stand-in's edge to its heir,
+// and the pairs of the copies of its documents.
+func (x *expander) add(ed edge) error {
+	store := x.r.edges
+	if x.e == nil {
+		return store.add(ed)
+	}
+	if len(x.e.standIns) > 0 {
+		a, b := x.e.heirOf(ed.a), x.e.heirOf(ed.b)
+		ed.a, ed.b = min(a, b), max(a, b)
+	}
+	if err := store.add(ed); err != nil {
+		return err
+	}
+	if len(x.groups) == 0 {
+		return nil
+	}
+	A, B := x.group(ed.a), x.group(ed.b)
+	if len(A) == 1 && len(B) == 1 {
+		return nil
+	}
+	if len(A)+len(B) <= x.limit {
+		for _, a := range A {
+			for _, b := range B {
+				if a != ed.a || b != ed.b {
+					if err := store.add(edge{a: min(a, b), b: max(a, b), Verdict: ed.Verdict}); err != nil {
+						return err
 					}
 				}
 			}
-		} else { // a bucket over the cap links its members to its first, a
-			for _, y := range B[1:] {
-				edges = append(edges, edge{a: ed.a, b: y, Verdict: ed.Verdict})
-			}
+		}
+		return nil
+	}
+	// A bucket over the cap links its members to its first, a.
+	for _, b := range B[1:] {
+		if err := store.add(edge{a: ed.a, b: b, Verdict: ed.Verdict}); err != nil {
+			return err
 		}
 	}
-	firsts := make([]uint32, 0, len(groups))
-	for f := range groups {
-		firsts = append(firsts, f)
-	}
-	slices.Sort(firsts)
-	// The verdict of two documents with the same features: the estimate of
-	// equal signatures, and exact similarity 1. The estimate of a
-	// signature against itself depends on the estimator only, not on the
-	// signature (every slot matches), so any one stands for them: under
-	// exact verification the run keeps no signatures to read.
-	same := make([]uint64, r.sketch.Words())
-	for _, f := range firsts {
-		G := groups[f]
+	return nil
+}
+
+// finish adds the pairs within each group of copies, ends the stand-ins
+// and seals the store.
+func (x *expander) finish() error {
+	r := x.r
+	if e := x.e; e != nil {
+		firsts := make([]uint32, 0, len(x.groups))
+		for f := range x.groups {
+			firsts = append(firsts, f)
+		}
+		slices.Sort(firsts)
+		// The verdict of two documents with the same features: the
+		// estimate of equal signatures, and exact similarity 1. The
+		// estimate of a signature against itself depends on the estimator
+		// only, not on the signature (every slot matches), so any one
+		// stands for them: under exact verification the run keeps no
+		// signatures to read.
+		same := make([]uint64, r.sketch.Words())
 		v := jobspec.Verdict{Est: r.sketch.Similarity(same, same), Exact: -1}
 		if r.job.Verify == VerifyExact {
 			v.Exact = 1
 		}
-		if len(G) <= limit {
-			for i, x := range G {
-				for _, y := range G[i+1:] {
-					edges = append(edges, edge{a: x, b: y, Verdict: v})
+		for _, f := range firsts {
+			G := x.groups[f]
+			if len(G) <= x.limit {
+				for i, a := range G {
+					for _, b := range G[i+1:] {
+						if err := r.edges.add(edge{a: a, b: b, Verdict: v}); err != nil {
+							return err
+						}
+					}
+				}
+				continue
+			}
+			for _, b := range G[1:] {
+				if err := r.edges.add(edge{a: f, b: b, Verdict: v}); err != nil {
+					return err
 				}
 			}
-		} else {
-			for _, y := range G[1:] {
-				edges = append(edges, edge{a: f, b: y, Verdict: v})
-			}
 		}
+		e.handOver(r.docs.status)
 	}
-	sortEdges(edges)
-	r.edges = edges
+	if err := r.edges.seal(); err != nil {
+		return err
+	}
+	r.rep.Spill.EdgeBytes += r.edges.bytes
 	return nil
-}
-
-// sortEdges sorts edges by (a, b).
-func sortEdges(edges []edge) {
-	slices.SortFunc(edges, func(x, y edge) int {
-		if c := cmp.Compare(x.a, y.a); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.b, y.b)
-	})
 }

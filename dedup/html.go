@@ -198,24 +198,26 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 	if len(cl) == 0 {
 		return nil, nil
 	}
-	// The least similar verified pair inside each cluster.
-	weakest := make([]int, len(cl))
-	for i := range weakest {
-		weakest[i] = -1
-	}
-	for k, e := range r.edges {
+	// The least similar verified pair inside each cluster, the first in
+	// (a, b) order of those as weak: one pass over the pairs.
+	weakest := make([]edge, len(cl))
+	has := make([]bool, len(cl))
+	if err := r.eachEdge(func(e edge) error {
 		ca := r.result.ClusterOf(e.a)
 		if ca < 0 || ca != r.result.ClusterOf(e.b) {
-			continue
+			return nil
 		}
-		if w := weakest[ca]; w < 0 || e.Sim() < r.edges[w].Sim() {
-			weakest[ca] = k
+		if !has[ca] || e.Sim() < weakest[ca].Sim() {
+			weakest[ca], has[ca] = e, true
 		}
+		return nil
+	}); err != nil {
+		return nil, err
 	}
 	var pick []int
 	largest := -1
 	for i, c := range cl {
-		if weakest[i] >= 0 && (largest < 0 || len(c.Members) > len(cl[largest].Members)) {
+		if has[i] && (largest < 0 || len(c.Members) > len(cl[largest].Members)) {
 			largest = i
 		}
 	}
@@ -225,12 +227,12 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 	pick = append(pick, largest)
 	order := make([]int, 0, len(cl))
 	for i := range cl {
-		if weakest[i] >= 0 && i != largest {
+		if has[i] && i != largest {
 			order = append(order, i)
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int) int {
-		sx, sy := r.edges[weakest[x]].Sim(), r.edges[weakest[y]].Sim()
+		sx, sy := weakest[x].Sim(), weakest[y].Sim()
 		switch {
 		case sx < sy:
 			return -1
@@ -246,7 +248,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 	m := int64(r.ref.m)
 	want := map[int64][]byte{}
 	for _, ci := range pick {
-		e := r.edges[weakest[ci]]
+		e := weakest[ci]
 		for _, d := range []int64{int64(e.a), int64(e.b)} {
 			if d >= m {
 				want[d-m] = nil
@@ -258,7 +260,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 	}
 	var out []htmlreport.Sample
 	for _, ci := range pick {
-		e := r.edges[weakest[ci]]
+		e := weakest[ci]
 		out = append(out, htmlreport.Sample{
 			Cluster: ci, Size: len(cl[ci].Members), Kept: string(r.docs.id(cl[ci].Kept)),
 			A: string(r.docs.id(e.a)), B: string(r.docs.id(e.b)), Similarity: e.Sim(),

@@ -2,30 +2,117 @@ package dedup
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"errors"
+	"iter"
+	"math"
 	"path/filepath"
 	"slices"
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
 )
 
-// cluster groups the verified pairs.
+// edgeTally is what the report and pairs.tsv need of the verified pairs,
+// counted in the pass that clusters them: per document, not per pair.
+type edgeTally struct {
+	best []float64 // each document's best estimate in a pair; NaN: in none
+}
+
+func newEdgeTally(n int) *edgeTally {
+	t := &edgeTally{best: make([]float64, n)}
+	for i := range t.best {
+		t.best[i] = math.NaN()
+	}
+	return t
+}
+
+// tallyEdge counts edge e into the tally and the report's pair histogram.
+func (r *run) tallyEdge(e edge) {
+	t := r.tally
+	r.rep.PairSim.Add(e.Verdict)
+	for _, d := range [2]uint32{e.a, e.b} {
+		if s := t.best[d]; math.IsNaN(s) || e.Est > s {
+			t.best[d] = e.Est
+		}
+	}
+}
+
+// cluster groups the verified pairs, read from the edge store in one pass
+// (two when Star visits documents in another order than their numbers:
+// the pairs are sorted by visit order first), and tallies them.
 func (r *run) cluster(ctx context.Context) error {
-	edges := make([]cluster.Edge, len(r.edges))
-	for i, e := range r.edges {
-		edges[i] = cluster.Edge{A: e.a, B: e.b, Sim: e.Sim()}
-	}
+	n := r.docs.len()
+	r.tally = newEdgeTally(n)
 	attrs := &cluster.Attrs{Lengths: r.docs.length, Values: r.docs.keep, Has: r.docs.hasKeep}
-	var err error
 	opts := r.job.ReferenceClusterOptions(r.ref.m) // reference documents placed first
-	if r.job.Cluster == Star {
-		r.result, err = cluster.Star(r.docs.len(), edges, attrs, opts)
-	} else {
-		r.result, err = cluster.Components(r.docs.len(), edges, attrs, opts)
+	var readErr error
+	edges := func(yield func(cluster.Edge) bool) {
+		readErr = r.eachEdge(func(e edge) error {
+			r.tallyEdge(e)
+			if !yield(cluster.Edge{A: e.a, B: e.b, Sim: e.Sim()}) {
+				return errStopEdges
+			}
+			return nil
+		})
 	}
-	return err
+	var err error
+	switch {
+	case r.job.Cluster != Star:
+		r.result, err = cluster.ComponentsSeq(n, edges, attrs, opts)
+	case opts.Keep.Kind == cluster.KeepFirst:
+		// Star visits documents by number: edges in (a, b) order are in
+		// visit order.
+		r.result, err = cluster.StarSeq(n, edges, attrs, opts)
+	default:
+		r.result, err = r.starByVisit(n, edges, attrs, opts)
+	}
+	if err != nil {
+		return err
+	}
+	if readErr != nil && !errors.Is(readErr, errStopEdges) {
+		return readErr
+	}
+	return nil
+}
+
+// starByVisit is cluster.StarSeq over the edges sorted by the visit order
+// of a keep policy, within the pairs' sixteenth of the budget.
+func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.Attrs, opts *cluster.Options) (*cluster.Result, error) {
+	pos, err := cluster.VisitOrder(n, attrs, opts)
+	if err != nil {
+		return nil, err
+	}
+	s := extsort.NewRecords(r.tmp, "star", int(r.opts.Memory/16/extsort.RecordBytes))
+	defer s.Close()
+	for e := range edges {
+		p, q := pos[e.A], pos[e.B]
+		rec := extsort.Record{Key: [2]uint64{uint64(min(p, q))<<32 | uint64(max(p, q)), uint64(e.A)<<32 | uint64(e.B)}, Val: [2]uint64{math.Float64bits(e.Sim)}}
+		if err := s.Add(rec); err != nil {
+			return nil, err
+		}
+	}
+	pos = nil
+	r.rep.Spill.EdgeBytes += s.SpilledBytes()
+	it, err := s.Iter()
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	res, err := cluster.StarSeq(n, func(yield func(cluster.Edge) bool) {
+		for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+			if !yield(cluster.Edge{A: uint32(rec.Key[1] >> 32), B: uint32(rec.Key[1]), Sim: math.Float64frombits(rec.Val[0])}) {
+				return
+			}
+		}
+	}, attrs, opts)
+	if err == nil {
+		err = it.Err()
+	}
+	return res, err
 }
 
 // write writes pairs.tsv, clusters.jsonl and kept.jsonl under temporary
@@ -40,22 +127,55 @@ func (r *run) write(ctx context.Context, outDir string) error {
 	return r.writeKept(ctx, filepath.Join(outDir, r.keptName))
 }
 
-// writePairs writes one verified pair a line, sorted (jobspec.PairRow).
+// writePairs writes one verified pair a line, sorted (jobspec.PairRow):
+// by ids (the lower first), then documents. The documents in pairs are
+// ranked by id (equal ids equal ranks), and the pairs sorted by (lower
+// rank, higher rank, a, b) externally, within a sixteenth of the budget: the order of
+// jobspec.ComparePairRows.
 func (r *run) writePairs(path string) error {
-	rows := make([]jobspec.PairRow, len(r.edges))
-	for i, e := range r.edges {
-		rows[i] = jobspec.NewPairRow(r.docs.id(e.a), r.docs.id(e.b), uint64(e.a), uint64(e.b), e.Verdict)
+	var docs []uint32
+	for d := range r.docs.len() {
+		if !math.IsNaN(r.tally.best[d]) { // in a pair
+			docs = append(docs, uint32(d))
+		}
 	}
-	slices.SortFunc(rows, jobspec.ComparePairRows)
+	slices.SortStableFunc(docs, func(x, y uint32) int { return bytes.Compare(r.docs.id(x), r.docs.id(y)) })
+	rank := make([]uint32, r.docs.len())
+	for i, d := range docs {
+		rank[d] = uint32(i)
+		if i > 0 && bytes.Equal(r.docs.id(d), r.docs.id(docs[i-1])) {
+			rank[d] = rank[docs[i-1]]
+		}
+	}
+	docs = nil
+	s := extsort.NewRecords(r.tmp, "pairs", int(r.opts.Memory/16/extsort.RecordBytes))
+	defer s.Close()
+	if err := r.eachEdge(func(e edge) error {
+		rec := edgeRecord(e)
+		p, q := rank[e.a], rank[e.b] // the row's ids are ordered (jobspec.NewPairRow)
+		rec.Key = [2]uint64{uint64(min(p, q))<<32 | uint64(max(p, q)), rec.Key[0]}
+		return s.Add(rec)
+	}); err != nil {
+		return err
+	}
+	rank = nil
+	r.rep.Spill.EdgeBytes += s.SpilledBytes()
+	it, err := s.Iter()
+	if err != nil {
+		return err
+	}
+	defer it.Close()
 	return r.out.write(path, func(w *bufio.Writer) error {
 		var line []byte
-		for _, row := range rows {
+		for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+			a, b := uint32(rec.Key[1]>>32), uint32(rec.Key[1])
+			row := jobspec.NewPairRow(r.docs.id(a), r.docs.id(b), uint64(a), uint64(b), verdictOf(rec))
 			line = row.AppendLine(line[:0])
 			if _, err := w.Write(line); err != nil {
 				return err
 			}
 		}
-		return nil
+		return it.Err()
 	})
 }
 

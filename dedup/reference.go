@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 
@@ -54,6 +53,7 @@ type refs struct {
 	m        int      // reference documents in verified pairs, placed first
 	used     []uint32 // their numbers, ascending
 	verified int64    // verified pairs with a reference document
+	placed   bool     // the edges are renumbered (run.eachEdge)
 }
 
 // textless reports whether reference document d has no text (a signature
@@ -370,21 +370,26 @@ func (r *run) bandStored(ctx context.Context, st *jobspec.ReferenceSource, each 
 }
 
 // place puts the reference documents that appear in verified pairs before
-// the inputs in the document table and renumbers the edges to match: 0 …
-// m−1 for those, in their order, m … for the inputs. Both numberings order
-// documents alike, so every rule by index gives the same result in either.
+// the inputs in the document table and renumbers the edges to match
+// (run.eachEdge, as it reads them): 0 … m−1 for those, in their order,
+// m … for the inputs. Both numberings order documents alike, so every rule
+// by index gives the same result in either, and the edges stay in (a, b)
+// order.
 func (r *run) place() error {
 	f := &r.ref
 	if f.n == 0 {
 		return nil
 	}
-	for _, e := range r.edges { // in (a, b) order: a ascends
+	if err := r.eachEdge(func(e edge) error { // in (a, b) order: a ascends
 		if e.a < f.n {
 			f.verified++
 			if len(f.used) == 0 || f.used[len(f.used)-1] != e.a {
 				f.used = append(f.used, e.a)
 			}
 		}
+		return nil
+	}); err != nil {
+		return err
 	}
 	f.m = len(f.used)
 	ids := make([][]byte, f.m)
@@ -396,16 +401,7 @@ func (r *run) place() error {
 		ids[i] = id
 	}
 	r.docs.prepend(ids)
-	for i := range r.edges {
-		e := &r.edges[i]
-		if e.a < f.n {
-			j, _ := slices.BinarySearch(f.used, e.a)
-			e.a = uint32(j)
-		} else {
-			e.a = e.a - f.n + uint32(f.m)
-		}
-		e.b = e.b - f.n + uint32(f.m)
-	}
+	f.placed = true
 	return nil
 }
 

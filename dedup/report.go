@@ -3,6 +3,7 @@ package dedup
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/neardup/neardup/internal/jobspec"
@@ -28,7 +29,7 @@ func (r *run) finish() {
 	c.InputBytes = r.readStats.Bytes
 	c.Skipped = r.readStats.Skipped
 	c.Candidates = r.buckets.UniquePairs
-	c.VerifiedPairs = int64(len(r.edges))
+	c.VerifiedPairs = r.edges.len()
 	m := r.result.Metrics
 	c.Clusters, c.Removed = int64(m.Clusters), int64(m.Removed)
 	for _, s := range m.Sizes {
@@ -45,9 +46,7 @@ func (r *run) finish() {
 	for _, lb := range r.top.Buckets() {
 		rep.Buckets.Top = append(rep.Buckets.Top, r.largeBucket(lb))
 	}
-	for _, e := range r.edges {
-		rep.PairSim.Add(e.Verdict)
-	}
+	// rep.PairSim was counted as the pairs were clustered (tallyEdge).
 	if f := &r.ref; f.rep != nil {
 		rep.Reference = f.rep
 		f.rep.ReferencePairs.Candidates, f.rep.ReferencePairs.Verified = f.candidates, f.verified
@@ -64,12 +63,14 @@ func (r *run) finish() {
 		}
 	}
 	// Best matches of the inputs only: a reference document's are no
-	// measure of the input's drift.
-	ref := uint32(r.ref.m)
-	jobspec.AddInputBestMatches(rep, len(r.edges), func(i int) (uint32, uint32, jobspec.Verdict) {
-		e := &r.edges[i]
-		return e.a, e.b, e.Verdict
-	}, func(d uint32) bool { return d >= ref })
+	// measure of the input's drift. Each input's best estimate was tallied
+	// as the pairs were clustered (tallyEdge), one per document as
+	// jobspec.AddInputBestMatches counts them, without holding the pairs.
+	for _, s := range r.tally.best[r.ref.m:] {
+		if !math.IsNaN(s) {
+			rep.Drift.BestSimilarity.Add(s)
+		}
+	}
 	if r.sigs != nil { // under exact verification, verify reports its own (and these are the reference documents')
 		rep.Spill.SigBytes += r.sigs.SpilledBytes()
 	}

@@ -68,7 +68,8 @@ type run struct {
 	pairs   *pairList // unique candidate pairs
 	buckets lsh.CandidateMetrics
 	top     jobspec.TopBuckets // the largest shared buckets, for the report
-	edges   []edge             // verified pairs, in (a, b) order
+	edges   *edgeStore         // verified pairs, in (a, b) order once verified
+	tally   *edgeTally         // what the report needs of them, per document
 	result  *cluster.Result
 }
 
@@ -195,7 +196,9 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	// sixteenth each for signatures, candidate pairs and, while signing, the
 	// check of repeated ids (sign). Under exact verification no signature is
 	// kept while signing, so the texts have the signatures' sixteenth too
-	// (and verify's recomputed signatures a sixteenth later). The rest is for
+	// (and verify's recomputed signatures a sixteenth later). The verified
+	// pairs have a sixteenth from verify on, and their sort by ids another
+	// while pairs.tsv is written (edges.go). The rest is for
 	// per-document bookkeeping, batches in flight and the garbage collector,
 	// which is told to keep the heap within the budget (see Run's doc): live
 	// data peaks near half of it.
@@ -212,6 +215,8 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		return nil, err
 	}
 	r.entries = newEntrySorter(tmp, m/8, r.sketch.KeyBits())
+	r.edges = newEdgeStore(tmp, m/16)
+	defer r.edges.close()
 	if job.Verify == VerifyExact {
 		// Exact verification keeps the texts, and recomputes the
 		// signatures of the documents in candidate pairs from them (see
@@ -288,7 +293,9 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	}
 	r.finish()
 	if golden != nil {
-		r.rep.Golden = r.scoreGolden(golden)
+		if r.rep.Golden, err = r.scoreGolden(golden); err != nil {
+			return nil, err
+		}
 	}
 	if bp != nil {
 		if err := r.out.write(filepath.Join(outDir, boilerplate.FileName), func(w *bufio.Writer) error {

@@ -53,6 +53,7 @@ func (r *run) verify(ctx context.Context) error {
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
+	x := r.newExpander()
 	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
@@ -108,13 +109,17 @@ func (r *run) verify(ctx context.Context) error {
 			}
 		},
 		func(es []edge) error {
-			r.edges = append(r.edges, es...)
+			for _, e := range es {
+				if err := x.add(e); err != nil {
+					return err
+				}
+			}
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	return r.expandExact()
+	return x.finish()
 }
 
 // featSig is what a worker makes of a chunk of documents: their feature

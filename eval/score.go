@@ -179,6 +179,18 @@ func ScorePairs(truth, predicted []LabeledPair, opts ScoreOptions) PairScore {
 	return s
 }
 
+// AddPredicted counts n more distinct predicted pairs that are not truth
+// pairs (false positives), as if ScorePairs had been given them, and updates
+// Precision and F1: so that a caller whose predicted pairs do not fit in
+// memory can give ScorePairs only those among the truth pairs, and count the
+// others. n must be 0 or more.
+func (s *PairScore) AddPredicted(n int64) {
+	s.Predicted += n
+	s.FalsePositives = s.Predicted - s.TruePositives
+	s.Precision = ratio(s.TruePositives, s.Predicted)
+	s.F1 = f1(s.Precision, s.Recall)
+}
+
 // ratio returns a/b, or 1 when b is 0 (nothing asked, nothing missed).
 func ratio(a, b int64) float64 {
 	if b == 0 {

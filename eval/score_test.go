@@ -2,6 +2,7 @@ package eval
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -101,5 +102,30 @@ func TestScoreClustersHand(t *testing.T) {
 	}
 	if !strings.Contains((&Score{Pairs: ScorePairs(truth, nil, ScoreOptions{Threshold: 0.8}), Clusters: &s}).String(), "adjusted Rand index 0.4512") {
 		t.Error("String does not show the ARI")
+	}
+}
+
+// TestAddPredicted: scoring the predicted pairs among the truth and adding
+// the count of the others gives the score of the whole list.
+func TestAddPredicted(t *testing.T) {
+	truth := []LabeledPair{{A: "a", B: "b", J: 0.9}, {A: "a", B: "c", J: 0.95}, {A: "b", B: "c", J: 0.3}, {A: "c", B: "d", J: 0.85}}
+	pred := []LabeledPair{{A: "a", B: "b"}, {A: "a", B: "x"}, {A: "b", B: "c"}, {A: "b", B: "y"}, {A: "c", B: "d"}, {A: "x", B: "y"}}
+	opts := ScoreOptions{Threshold: 0.8}
+	want := ScorePairs(truth, pred, opts)
+	var among []LabeledPair
+	for _, p := range pred {
+		for _, q := range truth {
+			if p.A == q.A && p.B == q.B {
+				among = append(among, p)
+			}
+		}
+	}
+	got := ScorePairs(truth, among, opts)
+	got.AddPredicted(int64(len(pred) - len(among)))
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	if want.FalsePositives != 4 {
+		t.Errorf("FalsePositives = %d; want 4 (the test must add pairs beyond the truth)", want.FalsePositives)
 	}
 }

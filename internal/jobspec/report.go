@@ -303,6 +303,7 @@ type SpillReport struct {
 	PairBytes  int64 `json:"pair_bytes"`      // bytes of those runs
 	TextBytes  int64 `json:"text_bytes"`      // bytes of texts spilled (kept only for exact verification)
 	SigBytes   int64 `json:"signature_bytes"` // bytes of signatures spilled
+	EdgeBytes  int64 `json:"edge_bytes"`      // bytes of verified pairs spilled (their sorts' runs and sorted file)
 }
 
 // NewReport returns the report of a run of tool over inputs, of job j made

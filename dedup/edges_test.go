@@ -1,0 +1,122 @@
+package dedup
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/jobspec"
+)
+
+// hubCorpus is a corpus with hubs, as web crawls have: a page repeated 300
+// times, 20 near copies of it (one word changed) each repeated 5 times, and
+// 2,000 distinct documents, in a shuffled order: some 80,000 verified
+// pairs (the 300 copies alone make 44,850) from 2,400 documents.
+func hubCorpus() []doc {
+	words := func(seed, n int) []string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = fmt.Sprintf("w%dx%d", seed, i)
+		}
+		return w
+	}
+	hub := words(-1, 60)
+	var docs []doc
+	for i := range 300 {
+		docs = append(docs, doc{fmt.Sprintf("hub%03d", i), strings.Join(hub, " ")})
+	}
+	for j := range 20 {
+		near := append([]string(nil), hub...)
+		near[j] = fmt.Sprintf("changed%d", j)
+		for k := range 5 {
+			docs = append(docs, doc{fmt.Sprintf("near%02d-%d", j, k), strings.Join(near, " ")})
+		}
+	}
+	for i := range 2000 {
+		docs = append(docs, doc{fmt.Sprintf("d%04d", i), strings.Join(words(i, 40), " ")})
+	}
+	// A fixed shuffle, so that copies are far from their first.
+	for i := range docs {
+		j := (i*7919 + 13) % len(docs)
+		docs[i], docs[j] = docs[j], docs[i]
+	}
+	return docs
+}
+
+// TestVerifiedPairsSpill: under the smallest budget the verified pairs of a
+// corpus with hubs spill (report.json's spill.edge_bytes; before, every
+// pair was held in memory, several times over, outside the budget), and
+// the outputs — pairs.tsv, clusters.jsonl, kept.jsonl, and the report's
+// counts and histograms — are byte for byte those of a run under the
+// default budget that holds them all, under Components and under Star (by
+// index, and by a keep policy, whose visit order needs its own sort).
+func TestVerifiedPairsSpill(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, in, hubCorpus())
+	// A golden set of three pairs found (one given B before A) and two
+	// missed: scored from the pairs read in one pass, the others counted.
+	truth := filepath.Join(dir, "truth.tsv")
+	if err := os.WriteFile(truth, []byte("hub000 hub001\nnear03-1 hub007\nhub299 near19-4\nd0000 d0001\nd0002 hub000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts Options
+	}{
+		{"components", Options{}},
+		{"star", Options{Cluster: Star}},
+		{"star-longest", Options{Cluster: Star, Keep: cluster.Policy{Kind: cluster.KeepLongest}, Verify: VerifyEstimate}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			small, big := tc.opts, tc.opts
+			small.Memory, small.Workers = jobspec.MinMemory, 2
+			big.Workers = 1
+			small.Golden, big.Golden = truth, truth
+			smallOut, smallRep := runDedup(t, []string{in}, &small)
+			bigOut, bigRep := runDedup(t, []string{in}, &big)
+			if smallRep.Counts.VerifiedPairs < 75000 {
+				t.Fatalf("%d verified pairs; the corpus should make over 75,000", smallRep.Counts.VerifiedPairs)
+			}
+			if smallRep.Spill.EdgeBytes == 0 {
+				t.Errorf("%d verified pairs under %d MiB spilled nothing", smallRep.Counts.VerifiedPairs, jobspec.MinMemory>>20)
+			}
+			if bigRep.Spill.EdgeBytes != 0 {
+				t.Errorf("%d bytes of verified pairs spilled under the default budget", bigRep.Spill.EdgeBytes)
+			}
+			for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
+				a, err := os.ReadFile(filepath.Join(smallOut, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, _ := os.ReadFile(filepath.Join(bigOut, f))
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s differs between %d MiB and the default budget", f, jobspec.MinMemory>>20)
+				}
+			}
+			g := smallRep.Golden.Pairs
+			if g.Truth != 5 || g.TruePositives != 3 || g.Predicted != smallRep.Counts.VerifiedPairs || g.FalsePositives != g.Predicted-3 {
+				t.Errorf("golden pairs %+v; want 5 truth pairs, 3 found, every verified pair predicted", g)
+			}
+			for _, f := range []struct {
+				name      string
+				got, want any
+			}{
+				{"counts", smallRep.Counts, bigRep.Counts},
+				{"pair_similarity", smallRep.PairSim, bigRep.PairSim},
+				{"cluster_sizes", smallRep.Sizes, bigRep.Sizes},
+				{"drift", smallRep.Drift, bigRep.Drift},
+				{"golden", smallRep.Golden, bigRep.Golden},
+			} {
+				if !reflect.DeepEqual(f.got, f.want) {
+					t.Errorf("report %s differs between %d MiB and the default budget:\n%+v\n%+v", f.name, jobspec.MinMemory>>20, f.got, f.want)
+				}
+			}
+		})
+	}
+}
