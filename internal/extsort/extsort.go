@@ -98,8 +98,10 @@ func (s *Sorter) spill() error {
 	}
 	prev := uint64(0)
 	for _, v := range s.buf {
-		if err := w.room(binary.MaxVarintLen64); err != nil {
-			return err
+		if len(w.buf) > cap(w.buf)-binary.MaxVarintLen64 {
+			if err := w.flush(); err != nil {
+				return err
+			}
 		}
 		w.buf = binary.AppendUvarint(w.buf, v-prev)
 		prev = v
@@ -114,7 +116,7 @@ func (s *Sorter) spill() error {
 	return nil
 }
 
-// runWriter writes a run file: its bytes are appended to buf, which room
+// runWriter writes a run file: its bytes are appended to buf, which flush
 // writes out in large blocks.
 type runWriter struct {
 	f   *os.File
@@ -131,12 +133,8 @@ func createRun(dir, prefix string) (*runWriter, error) {
 	return &runWriter{f: f, buf: make([]byte, 0, 1<<20)}, nil
 }
 
-// room makes room for n more bytes in buf, writing it out if needed; on
-// error the run is removed.
-func (w *runWriter) room(n int) error {
-	if len(w.buf)+n <= cap(w.buf) {
-		return nil
-	}
+// flush writes buf out; on error the run is removed.
+func (w *runWriter) flush() error {
 	if _, err := w.f.Write(w.buf); err != nil {
 		w.abort()
 		return fmt.Errorf("extsort: spill %s: %w", w.f.Name(), err)
@@ -148,7 +146,7 @@ func (w *runWriter) room(n int) error {
 // finish writes out the rest and closes the run, returning its name and
 // size; on error the run is removed.
 func (w *runWriter) finish() (string, int64, error) {
-	if err := w.room(cap(w.buf) + 1); err != nil {
+	if err := w.flush(); err != nil {
 		return "", 0, err
 	}
 	size := int64(-1)

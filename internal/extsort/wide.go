@@ -26,11 +26,6 @@ func compareWide(a, b Wide) int {
 	return cmp.Compare(a.Doc, b.Doc)
 }
 
-// lessWide reports whether a sorts before b.
-func lessWide(a, b Wide) bool {
-	return a.Key < b.Key || a.Key == b.Key && a.Doc < b.Doc
-}
-
 // WideSorter is Sorter for Wide entries: it collects (key, document) pairs
 // and yields them sorted by key, then document, spilling runs to disk. It
 // holds at most 2·limit entries (16 bytes each) in memory, what Sorter's
@@ -177,8 +172,10 @@ func writeWideRun(dir, prefix string, a []Wide) (string, int64, error) {
 	}
 	prev := uint64(0)
 	for _, e := range a {
-		if err := w.room(maxWideBytes); err != nil {
-			return "", 0, err
+		if len(w.buf) > cap(w.buf)-maxWideBytes {
+			if err := w.flush(); err != nil {
+				return "", 0, err
+			}
 		}
 		w.buf = binary.AppendUvarint(w.buf, e.Key-prev)
 		w.buf = binary.AppendUvarint(w.buf, uint64(e.Doc))
