@@ -24,7 +24,9 @@ type entrySorter interface {
 }
 
 // newEntrySorter returns the entrySorter of keys keyBits wide, holding at
-// most budget bytes of entries in memory (as much again for sorting).
+// most budget bytes of entries in memory, and as much again: sorting scratch
+// (extsort.Sorter) or the buffer being sorted and spilled in the background
+// (extsort.WideSorter).
 func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 	if sketch.WideKeys(keyBits) {
 		return extsort.NewWide(dir, "entries", int(budget/16))

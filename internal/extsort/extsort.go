@@ -4,6 +4,12 @@
 // remainder with every run, with lsh.Merger (the merge the lsh package offers
 // for streaming candidates, so there is one). The batch dedup driver uses it
 // for packed (band key | document) entries and (a | b) candidate pairs.
+//
+// WideSorter does the same for (64-bit key, document) entries, the band-key
+// entries of dedup's default 64-bit keys, the most numerous values a run
+// sorts: it sorts each full buffer in place and writes it in the background
+// while the next one fills, and merges its runs with a loser tree, decoding
+// each run from a large buffer.
 package extsort
 
 import (
