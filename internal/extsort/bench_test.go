@@ -3,8 +3,26 @@ package extsort
 import (
 	"fmt"
 	"math/rand/v2"
+	"syscall"
 	"testing"
+	"time"
 )
+
+// cpuTime is the process's user and system time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU reports the process's CPU time per operation since start (every
+// goroutine's, a background spill's too): on a shared machine a steadier
+// figure than the wall time.
+func reportCPU(b *testing.B, start time.Duration) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
 
 // BenchmarkMerge reads 2^20 values back from runs spilled to disk: the
 // k-way merge of the runs (the spill itself is outside the timer).
@@ -103,6 +121,7 @@ func BenchmarkWideAdd(b *testing.B) {
 	words := wideWords(n)
 	b.SetBytes(8 * n)
 	b.ReportAllocs()
+	defer reportCPU(b, cpuTime(b))
 	for b.Loop() {
 		s := NewWide(b.TempDir(), "bench", n/8)
 		for i := 0; i < len(words); i += 1 << 12 {

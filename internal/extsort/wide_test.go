@@ -85,6 +85,7 @@ func BenchmarkEntries(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/key=32", n), func(b *testing.B) {
 			b.SetBytes(8 * int64(n))
 			b.ReportAllocs()
+			defer reportCPU(b, cpuTime(b))
 			var sink uint64
 			for b.Loop() {
 				s := New(b.TempDir(), "bench", n/4)
@@ -105,6 +106,7 @@ func BenchmarkEntries(b *testing.B) {
 		b.Run(fmt.Sprintf("n=%d/key=64", n), func(b *testing.B) {
 			b.SetBytes(8 * int64(n))
 			b.ReportAllocs()
+			defer reportCPU(b, cpuTime(b))
 			var sink uint64
 			for b.Loop() {
 				s := NewWide(b.TempDir(), "bench", n/4)
