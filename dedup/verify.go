@@ -122,6 +122,27 @@ func (r *run) verify(ctx context.Context) error {
 	return x.finish()
 }
 
+// sigShare is the budget of the recomputed signatures' store: a sixteenth
+// (see Run), and the band-key entries' quarter, free since candidates, less
+// what the texts hold in memory and the reference signatures' sixteenth, so
+// that the live data of the feature-set pass (candidate pairs m/16, feature
+// sets m/8, texts, signatures) stays within the half of the budget m that
+// signing peaks at (entries m/4, texts 3m/16, repeated ids m/16). Where the
+// records are read back by location the texts hold a few bytes a document,
+// and signatures that used to spill (411 MB of 475 at 5M short documents
+// under 1 GiB) mostly fit.
+func (r *run) sigShare() int64 {
+	m := r.opts.Memory
+	spare := m / 4
+	if r.texts != nil {
+		spare -= r.texts.st.MemoryBytes()
+	}
+	if r.sigs != nil {
+		spare -= m / 16
+	}
+	return m/16 + max(spare, 0)
+}
+
 // featSig is what a worker makes of a chunk of documents: their feature
 // sets, one after the other (feature set i ends at end[i]), and their
 // signatures, Words() words each.
@@ -166,10 +187,8 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
-	// The shares of the budget: an eighth for feature sets, a sixteenth for
-	// signatures (see Run).
 	feats = docstore.New(r.tmp, "features", r.opts.Memory/8)
-	sigs = docstore.New(r.tmp, "sigs", r.opts.Memory/16)
+	sigs = docstore.New(r.tmp, "sigs", r.sigShare())
 	words := r.sketch.Words()
 	const chunk = 64
 	pos := 0 // next document of need to store

@@ -23,3 +23,19 @@ func Example() {
 	fmt.Println(s.Runs() == 0, n, first)
 	// Output: true 1000 0
 }
+
+func ExampleWideSorter() {
+	s := extsort.NewWide("", "example", 1024) // spills a run every 1,008 entries
+	for i := range 5000 {
+		s.Add(uint64(5000-i)<<40, uint64(i)) // key, document
+	}
+	it, _ := s.Iter()
+	defer it.Close()
+	first, _ := it.Next()
+	n := 1
+	for _, ok := it.Next(); ok; _, ok = it.Next() {
+		n++
+	}
+	fmt.Println(n, first.Key>>40, first.Doc)
+	// Output: 5000 1 4999
+}

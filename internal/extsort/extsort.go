@@ -4,6 +4,12 @@
 // remainder with every run, with lsh.Merger (the merge the lsh package offers
 // for streaming candidates, so there is one). The batch dedup driver uses it
 // for packed (band key | document) entries and (a | b) candidate pairs.
+//
+// WideSorter does the same for (64-bit key, document) entries, the band-key
+// entries of dedup's default 64-bit keys, the most numerous values a run
+// sorts: it sorts each full buffer in place and writes it in the background
+// while the next one fills, and merges its runs with a loser tree, decoding
+// each run from a large buffer.
 package extsort
 
 import (
@@ -92,49 +98,98 @@ func (s *Sorter) sortBuf() {
 
 func (s *Sorter) spill() error {
 	s.sortBuf()
-	f, err := os.CreateTemp(s.dir, s.prefix+"-run-*")
+	w, err := createRun(s.dir, s.prefix)
 	if err != nil {
-		return fmt.Errorf("extsort: spill: %w", err)
+		return err
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var tmp [binary.MaxVarintLen64]byte
 	prev := uint64(0)
 	for _, v := range s.buf {
-		n := binary.PutUvarint(tmp[:], v-prev)
-		prev = v
-		if _, err := w.Write(tmp[:n]); err != nil {
-			f.Close()
-			return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
+		if len(w.buf) > cap(w.buf)-binary.MaxVarintLen64 {
+			if err := w.flush(); err != nil {
+				return err
+			}
 		}
+		w.buf = binary.AppendUvarint(w.buf, v-prev)
+		prev = v
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
+	name, size, err := w.finish()
+	if err != nil {
+		return err
 	}
-	st, _ := f.Stat()
-	if st != nil {
-		s.spilled += st.Size()
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
-	}
-	s.runs = append(s.runs, f.Name())
+	s.spilled += size
+	s.runs = append(s.runs, name)
 	s.buf = s.buf[:0]
 	return nil
+}
+
+// runWriter writes a run file: its bytes are appended to buf, which flush
+// writes out in large blocks.
+type runWriter struct {
+	f   *os.File
+	buf []byte
+}
+
+// createRun creates a run file in dir (os.TempDir() if empty) whose name
+// starts with prefix.
+func createRun(dir, prefix string) (*runWriter, error) {
+	f, err := os.CreateTemp(dir, prefix+"-run-*")
+	if err != nil {
+		return nil, fmt.Errorf("extsort: spill: %w", err)
+	}
+	return &runWriter{f: f, buf: make([]byte, 0, 1<<20)}, nil
+}
+
+// flush writes buf out; on error the run is removed.
+func (w *runWriter) flush() error {
+	if _, err := w.f.Write(w.buf); err != nil {
+		w.abort()
+		return fmt.Errorf("extsort: spill %s: %w", w.f.Name(), err)
+	}
+	w.buf = w.buf[:0]
+	return nil
+}
+
+// finish writes out the rest and closes the run, returning its name and
+// size; on error the run is removed.
+func (w *runWriter) finish() (string, int64, error) {
+	if err := w.flush(); err != nil {
+		return "", 0, err
+	}
+	size := int64(-1)
+	if st, err := w.f.Stat(); err == nil {
+		size = st.Size()
+	}
+	if err := w.f.Close(); err != nil {
+		os.Remove(w.f.Name())
+		return "", 0, fmt.Errorf("extsort: spill %s: %w", w.f.Name(), err)
+	}
+	return w.f.Name(), max(size, 0), nil
+}
+
+func (w *runWriter) abort() {
+	w.f.Close()
+	os.Remove(w.f.Name())
+}
+
+// removeRuns removes run files, ignoring those already gone; it returns
+// the first other error.
+func removeRuns(names []string) error {
+	var first error
+	for _, name := range names {
+		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = fmt.Errorf("extsort: %w", err)
+		}
+	}
+	return first
 }
 
 // Close removes the runs spilled so far and drops the buffer, for a Sorter
 // abandoned before Iter (after Iter the Iterator owns the runs). It may be
 // called more than once; the Sorter is unusable afterwards.
 func (s *Sorter) Close() error {
-	var first error
-	for _, name := range s.runs {
-		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
-			first = fmt.Errorf("extsort: %w", err)
-		}
-	}
+	err := removeRuns(s.runs)
 	s.buf, s.scratch, s.runs = nil, nil, nil
-	return first
+	return err
 }
 
 // Iter returns an iterator over every value added, in ascending order; with
@@ -239,15 +294,10 @@ func (it *Iterator) Err() error { return it.err }
 
 // Close closes and removes the runs.
 func (it *Iterator) Close() error {
-	var first error
 	for _, f := range it.files {
 		f.Close()
 	}
-	for _, name := range it.runs {
-		if err := os.Remove(name); err != nil && first == nil {
-			first = err
-		}
-	}
+	err := removeRuns(it.runs)
 	it.files, it.runs = nil, nil
-	return first
+	return err
 }

@@ -1,9 +1,7 @@
 package extsort
 
 import (
-	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -29,37 +27,61 @@ func compareWide(a, b Wide) int {
 }
 
 // WideSorter is Sorter for Wide entries: it collects (key, document) pairs
-// and yields them sorted by key, then document, spilling runs of at most
-// limit entries (16 bytes each in memory, plus as much again of sorting
-// scratch). A run on disk is, per entry, the uvarint of the key's increase
-// over the previous entry's and the uvarint of the document. It is not safe
+// and yields them sorted by key, then document, spilling runs to disk. It
+// holds at most 2·limit entries (16 bytes each) in memory, what Sorter's
+// limit and sort scratch take: a buffer being filled and, while a full one
+// is sorted in place and written out by a goroutine of its own, the one
+// being spilled, each of limit − limit/64 entries, and a scratch of
+// limit/32 entries for sorting. Add does not wait for a spill unless the
+// previous one is still being written when the next buffer is full.
+//
+// A run on disk is, per entry, the uvarint of the key's increase over the
+// previous entry's and the uvarint of the document. A WideSorter is not safe
 // for concurrent use; its output is deterministic: the sorted multiset of
 // what was added, whatever the limit.
 type WideSorter struct {
 	dir     string
 	prefix  string
-	limit   int
+	limit   int // entries a buffer holds before it is spilled
 	buf     []Wide
+	spare   []Wide // the other buffer, when no spill is in flight
 	scratch []Wide
+	flight  chan spilled // the spill in flight, if busy
+	busy    bool
+	err     error // the first spill error
 	runs    []string
-	spilled int64
+	bytes   int64
 	count   int64
 }
 
-// NewWide returns a WideSorter that holds at most limit entries in memory
+// spilled is what a background spill hands back: its buffer, for reuse,
+// and the run it wrote.
+type spilled struct {
+	buf  []Wide
+	name string
+	size int64
+	err  error
+}
+
+// NewWide returns a WideSorter that holds at most 2·limit entries in memory
 // and spills runs into dir (os.TempDir() if empty) with file names starting
 // with prefix.
 func NewWide(dir, prefix string, limit int) *WideSorter {
-	return &WideSorter{dir: dir, prefix: prefix, limit: max(limit, 1024)}
+	limit = max(limit, 1024)
+	return &WideSorter{dir: dir, prefix: prefix, limit: limit - limit/64, flight: make(chan spilled, 1)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
-// below 1<<32. It may spill a run to disk; it panics on an odd number of
-// words.
+// below 1<<32. It may start a spill, and wait for the previous one; it
+// returns the error of an earlier spill, if any. It panics on an odd number
+// of words.
 func (s *WideSorter) Add(words ...uint64) error {
 	if len(words)%2 != 0 {
 		panic("extsort: WideSorter.Add of an odd number of words")
+	}
+	if s.err != nil {
+		return s.err
 	}
 	for i := 0; i < len(words); i += 2 {
 		if len(s.buf) == cap(s.buf) {
@@ -87,60 +109,109 @@ func (s *WideSorter) grow() {
 // Len is the number of entries added.
 func (s *WideSorter) Len() int64 { return s.count }
 
-// Runs is the number of runs spilled so far.
-func (s *WideSorter) Runs() int { return len(s.runs) }
-
-// SpilledBytes is how many bytes of runs were written to disk.
-func (s *WideSorter) SpilledBytes() int64 { return s.spilled }
-
-func (s *WideSorter) sortBuf() {
-	if cap(s.scratch) < len(s.buf) {
-		s.scratch = make([]Wide, len(s.buf))
-	}
-	sortWide(s.buf, s.scratch[:len(s.buf)])
+// Runs is the number of runs spilled so far. It waits for a spill in
+// flight (whose error the next Add or Iter returns).
+func (s *WideSorter) Runs() int {
+	s.wait()
+	return len(s.runs)
 }
 
-// sortWide sorts a by key, then document, with scratch b of the same
-// length: an LSD radix sort on the key's high 32 bits (four byte passes,
-// skipping bytes equal in every key), then slices.SortFunc over each run of
-// entries equal in those bits, which for random 64-bit keys is of one
-// entry or two. The shape is lsh.SortEntries'; sorting on all eight bytes
-// would move the 16-byte entries twice as often.
-func sortWide(a, b []Wide) {
+// SpilledBytes is how many bytes of runs were written to disk. It waits
+// for a spill in flight (whose error the next Add or Iter returns).
+func (s *WideSorter) SpilledBytes() int64 {
+	s.wait()
+	return s.bytes
+}
+
+// spill hands the full buffer to a goroutine that sorts it and writes it
+// as a run, after waiting for the previous spill, and goes on with the
+// other buffer.
+func (s *WideSorter) spill() error {
+	if err := s.wait(); err != nil {
+		return err
+	}
+	if s.scratch == nil {
+		s.scratch = make([]Wide, s.limit/32)
+	}
+	full := s.buf
+	s.buf, s.spare = s.spare[:0], nil
+	if cap(s.buf) < s.limit {
+		s.buf = make([]Wide, 0, s.limit)
+	}
+	s.busy = true
+	go func() {
+		sortWideInPlace(full, s.scratch)
+		name, size, err := writeWideRun(s.dir, s.prefix, full)
+		s.flight <- spilled{buf: full, name: name, size: size, err: err}
+	}()
+	return nil
+}
+
+// wait waits for the spill in flight, if any, and takes its buffer back.
+func (s *WideSorter) wait() error {
+	if s.busy {
+		r := <-s.flight
+		s.busy = false
+		s.spare = r.buf[:0]
+		if r.err != nil && s.err == nil {
+			s.err = r.err
+		}
+		if r.err == nil {
+			s.runs = append(s.runs, r.name)
+			s.bytes += r.size
+		}
+	}
+	return s.err
+}
+
+// writeWideRun writes the sorted entries a as a run.
+func writeWideRun(dir, prefix string, a []Wide) (string, int64, error) {
+	w, err := createRun(dir, prefix)
+	if err != nil {
+		return "", 0, err
+	}
+	prev := uint64(0)
+	for _, e := range a {
+		if len(w.buf) > cap(w.buf)-maxWideBytes {
+			if err := w.flush(); err != nil {
+				return "", 0, err
+			}
+		}
+		w.buf = binary.AppendUvarint(w.buf, e.Key-prev)
+		w.buf = binary.AppendUvarint(w.buf, uint64(e.Doc))
+		prev = e.Key
+	}
+	return w.finish()
+}
+
+// maxWideBytes is the most bytes an entry takes in a run: a 64-bit and a
+// 32-bit uvarint.
+const maxWideBytes = binary.MaxVarintLen64 + 5
+
+// Close waits for a spill in flight, removes the runs spilled so far and
+// drops the buffers, for a WideSorter abandoned before Iter. It may be
+// called more than once.
+func (s *WideSorter) Close() error {
+	s.wait()
+	err := removeRuns(s.runs)
+	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
+	return err
+}
+
+// sortWideInPlace sorts a by key, then document, with a scratch b that may
+// be much shorter than a: an in-place MSD radix sort (American flag sort)
+// of the key's high 32 bits down to parts that fit in b, each finished by
+// an LSD radix sort through b (sortHigh), then slices.SortFunc over each
+// run of entries equal in those bits, which for random 64-bit keys is of
+// one entry or two. Sorting on the high 32 bits only, as lsh.SortEntries
+// does: sorting on all eight bytes would move the 16-byte entries twice as
+// often.
+func sortWideInPlace(a, b []Wide) {
 	if len(a) < 256 {
 		slices.SortFunc(a, compareWide)
 		return
 	}
-	var and, or uint64 = ^uint64(0), 0
-	for _, e := range a {
-		and &= e.Key
-		or |= e.Key
-	}
-	varying := and ^ or
-	src, dst := a, b
-	for shift := uint(32); shift < 64; shift += 8 {
-		if varying>>shift&0xff == 0 {
-			continue
-		}
-		var count [256]int
-		for _, e := range src {
-			count[e.Key>>shift&0xff]++
-		}
-		pos := 0
-		for i, c := range count {
-			count[i] = pos
-			pos += c
-		}
-		for _, e := range src {
-			d := e.Key >> shift & 0xff
-			dst[count[d]] = e
-			count[d]++
-		}
-		src, dst = dst, src
-	}
-	if &src[0] != &a[0] {
-		copy(a, src)
-	}
+	sortHigh(a, b, 56)
 	for i := 0; i < len(a); {
 		hi := a[i].Key >> 32
 		j := i + 1
@@ -154,59 +225,112 @@ func sortWide(a, b []Wide) {
 	}
 }
 
-func (s *WideSorter) spill() error {
-	s.sortBuf()
-	f, err := os.CreateTemp(s.dir, s.prefix+"-run-*")
-	if err != nil {
-		return fmt.Errorf("extsort: spill: %w", err)
+// sortHigh sorts a, whose keys are equal above bit shift+8, by the key's
+// bits 32 to shift+8 (shift is 32, 40, 48 or 56). A part that fits in the
+// scratch b is LSD radix sorted through it; a larger one is partitioned in
+// place on the byte at shift, and each partition sorted in turn.
+func sortHigh(a, b []Wide, shift uint) {
+	switch {
+	case len(a) < 64:
+		// Insertion sort on the high 32 bits: the caller sorts equal ones.
+		for i := 1; i < len(a); i++ {
+			e := a[i]
+			j := i
+			for j > 0 && a[j-1].Key>>32 > e.Key>>32 {
+				a[j] = a[j-1]
+				j--
+			}
+			a[j] = e
+		}
+		return
+	case len(a) <= len(b):
+		lsdHigh(a, b[:len(a)], shift)
+		return
 	}
-	w := bufio.NewWriterSize(f, 1<<20)
-	var tmp [2 * binary.MaxVarintLen64]byte
-	prev := uint64(0)
-	for _, e := range s.buf {
-		n := binary.PutUvarint(tmp[:], e.Key-prev)
-		n += binary.PutUvarint(tmp[n:], uint64(e.Doc))
-		prev = e.Key
-		if _, err := w.Write(tmp[:n]); err != nil {
-			f.Close()
-			return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
+	var count [256]int
+	for _, e := range a {
+		count[e.Key>>shift&0xff]++
+	}
+	var next, end [256]int
+	pos := 0
+	for d, c := range count {
+		next[d] = pos
+		pos += c
+		end[d] = pos
+	}
+	for d := range 256 {
+		for next[d] < end[d] {
+			e := a[next[d]]
+			// Carry e to its partition, taking the entry there, until
+			// an entry of partition d turns up.
+			for x := int(e.Key >> shift & 0xff); x != d; x = int(e.Key >> shift & 0xff) {
+				a[next[x]], e = e, a[next[x]]
+				next[x]++
+			}
+			a[next[d]] = e
+			next[d]++
 		}
 	}
-	if err := w.Flush(); err != nil {
-		f.Close()
-		return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
+	if shift == 32 {
+		return
 	}
-	if st, _ := f.Stat(); st != nil {
-		s.spilled += st.Size()
+	lo := 0
+	for d := range 256 {
+		if end[d]-lo > 1 {
+			sortHigh(a[lo:end[d]], b, shift-8)
+		}
+		lo = end[d]
 	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("extsort: spill %s: %w", f.Name(), err)
-	}
-	s.runs = append(s.runs, f.Name())
-	s.buf = s.buf[:0]
-	return nil
 }
 
-// Close removes the runs spilled so far and drops the buffer, for a
-// WideSorter abandoned before Iter. It may be called more than once.
-func (s *WideSorter) Close() error {
-	var first error
-	for _, name := range s.runs {
-		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
-			first = fmt.Errorf("extsort: %w", err)
+// lsdHigh sorts a by the key's bits 32 to shift+8 with an LSD radix sort
+// through b (as long as a), skipping bytes equal in every entry.
+func lsdHigh(a, b []Wide, shift uint) {
+	src, dst := a, b
+	for s := uint(32); s <= shift; s += 8 {
+		var count [256]int
+		for _, e := range src {
+			count[e.Key>>s&0xff]++
 		}
+		if count[src[0].Key>>s&0xff] == len(src) {
+			continue // the same byte in every entry
+		}
+		pos := 0
+		for i, c := range count {
+			count[i] = pos
+			pos += c
+		}
+		for _, e := range src {
+			d := e.Key >> s & 0xff
+			dst[count[d]] = e
+			count[d]++
+		}
+		src, dst = dst, src
 	}
-	s.buf, s.scratch, s.runs = nil, nil, nil
-	return first
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
 }
 
 // Iter returns an iterator over every entry added, by key, then document.
 // No more entries may be added afterwards. Close the iterator to remove the
 // runs.
 func (s *WideSorter) Iter() (*WideIterator, error) {
-	s.sortBuf()
+	if err := s.wait(); err != nil {
+		s.Close()
+		return nil, err
+	}
+	if s.scratch == nil {
+		s.scratch = make([]Wide, max(len(s.buf)/64, 256))
+	}
+	sortWideInPlace(s.buf, s.scratch)
 	it := &WideIterator{runs: s.runs}
-	srcs := []*wideSource{{mem: s.buf}}
+	if len(s.runs) == 0 {
+		it.mem = s.buf
+		s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
+		return it, nil
+	}
+	srcs := []*wideRun{{mem: s.buf}}
 	for _, name := range s.runs {
 		f, err := os.Open(name)
 		if err != nil {
@@ -214,75 +338,186 @@ func (s *WideSorter) Iter() (*WideIterator, error) {
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
 		it.files = append(it.files, f)
-		srcs = append(srcs, &wideSource{f: f, r: bufio.NewReaderSize(f, 1<<16)})
+		srcs = append(srcs, &wideRun{r: f, name: name, buf: make([]byte, 0, wideReadBuf)})
 	}
-	s.buf, s.scratch, s.runs = nil, nil, nil
-	for _, src := range srcs {
-		ok, err := src.next()
-		if err != nil {
-			it.Close()
-			return nil, err
-		}
-		if ok {
-			it.heap = append(it.heap, src)
-		}
+	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
+	if err := it.tree.init(srcs); err != nil {
+		it.Close()
+		return nil, err
 	}
-	heap.Init(&it.heap)
 	return it, nil
 }
 
-// wideSource is one sorted run: the in-memory remainder or a file.
-type wideSource struct {
+// wideReadBuf is the bytes of a run read at a time.
+const wideReadBuf = 1 << 17
+
+// Errors of a run read back.
+var (
+	// errRunCut: a run ends inside an entry.
+	errRunCut = errors.New("run cut inside an entry")
+	// errRunVarint: a uvarint of more than 64 bits, a key past 64 bits or
+	// a document past 32.
+	errRunVarint = errors.New("value out of range")
+)
+
+// wideRun is one sorted run being merged: the in-memory remainder, or a
+// run file decoded from a large buffer.
+type wideRun struct {
 	mem  []Wide
+	r    io.Reader
+	name string
+	buf  []byte // bytes read and not yet decoded: buf[pos:]
 	pos  int
-	f    *os.File
-	r    *bufio.Reader
-	head Wide
+	eof  bool
+	last uint64 // the last key decoded
 }
 
-// next loads the run's next entry into head; false at its end.
-func (s *wideSource) next() (bool, error) {
-	if s.r == nil {
-		if s.pos >= len(s.mem) {
-			return false, nil
+// next returns the run's next entry; ok is false at its end.
+func (w *wideRun) next() (e Wide, ok bool, err error) {
+	if w.r == nil {
+		if len(w.mem) == 0 {
+			return Wide{}, false, nil
 		}
-		s.head = s.mem[s.pos]
-		s.pos++
-		return true, nil
+		e = w.mem[0]
+		w.mem = w.mem[1:]
+		return e, true, nil
 	}
-	d, err := binary.ReadUvarint(s.r)
-	if errors.Is(err, io.EOF) {
-		return false, nil
+	if len(w.buf)-w.pos < maxWideBytes && !w.eof {
+		if err := w.fill(); err != nil {
+			return Wide{}, false, err
+		}
 	}
-	var doc uint64
-	if err == nil {
-		doc, err = binary.ReadUvarint(s.r)
+	if w.pos == len(w.buf) {
+		return Wide{}, false, nil
 	}
-	if err != nil {
-		return false, fmt.Errorf("extsort: read run %s: %w", s.f.Name(), err)
+	d, n := binary.Uvarint(w.buf[w.pos:])
+	if n > 0 {
+		w.pos += n
+		var doc uint64
+		doc, n = binary.Uvarint(w.buf[w.pos:])
+		if n > 0 && doc <= 1<<32-1 && w.last+d >= w.last {
+			w.pos += n
+			w.last += d
+			return Wide{Key: w.last, Doc: uint32(doc)}, true, nil
+		}
 	}
-	s.head = Wide{Key: s.head.Key + d, Doc: uint32(doc)}
-	return true, nil
+	if n == 0 {
+		return Wide{}, false, fmt.Errorf("extsort: read run %s: %w", w.name, errRunCut)
+	}
+	return Wide{}, false, fmt.Errorf("extsort: read run %s: %w", w.name, errRunVarint)
 }
 
-// wideHeap orders runs by their head entry.
-type wideHeap []*wideSource
+// fill moves the undecoded bytes to the front of the buffer and reads more
+// after them.
+func (w *wideRun) fill() error {
+	n := copy(w.buf[:cap(w.buf)], w.buf[w.pos:])
+	w.buf, w.pos = w.buf[:n], 0
+	for len(w.buf) < cap(w.buf) {
+		m, err := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
+		w.buf = w.buf[:len(w.buf)+m]
+		if errors.Is(err, io.EOF) {
+			w.eof = true
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("extsort: read run %s: %w", w.name, err)
+		}
+	}
+	return nil
+}
 
-func (h wideHeap) Len() int           { return len(h) }
-func (h wideHeap) Less(i, j int) bool { return compareWide(h[i].head, h[j].head) < 0 }
-func (h wideHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *wideHeap) Push(x any)        { *h = append(*h, x.(*wideSource)) }
-func (h *wideHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// loserTree merges runs: a tournament tree whose internal nodes hold the
+// run that lost there, so that replacing the winner's entry costs one
+// comparison a level (log₂ of the runs), against the two of a binary heap.
+// Runs are numbered; node k+i is run i's leaf, nodes 1 to k−1 are internal
+// (node n's children are 2n and 2n+1) and node 0 holds the winner.
+type loserTree struct {
+	runs  []*wideRun
+	head  []Wide // each run's current entry
+	done  []bool // run exhausted
+	nodes []int
+}
+
+// less reports whether run i's head sorts before run j's; exhausted runs
+// sort last, ties by run number.
+func (t *loserTree) less(i, j int) bool {
+	if t.done[i] || t.done[j] {
+		return !t.done[i] && t.done[j] || t.done[i] == t.done[j] && i < j
+	}
+	a, b := t.head[i], t.head[j]
+	if a.Key != b.Key {
+		return a.Key < b.Key
+	}
+	if a.Doc != b.Doc {
+		return a.Doc < b.Doc
+	}
+	return i < j
+}
+
+// init reads each run's first entry and plays the tournament.
+func (t *loserTree) init(runs []*wideRun) error {
+	k := len(runs)
+	t.runs, t.head, t.done, t.nodes = runs, make([]Wide, k), make([]bool, k), make([]int, k)
+	for i := range runs {
+		if err := t.advance(i); err != nil {
+			return err
+		}
+	}
+	win := make([]int, 2*k)
+	for i := range k {
+		win[k+i] = i
+	}
+	for n := k - 1; n >= 1; n-- {
+		a, b := win[2*n], win[2*n+1]
+		if t.less(a, b) {
+			win[n], t.nodes[n] = a, b
+		} else {
+			win[n], t.nodes[n] = b, a
+		}
+	}
+	if k > 1 {
+		t.nodes[0] = win[1]
+	}
+	return nil
+}
+
+// advance loads run i's next entry into its head.
+func (t *loserTree) advance(i int) error {
+	e, ok, err := t.runs[i].next()
+	if err != nil {
+		return err
+	}
+	t.head[i], t.done[i] = e, !ok
+	return nil
+}
+
+// pop returns the smallest head and replaces it with the next entry of its
+// run; ok is false when every run is exhausted.
+func (t *loserTree) pop() (e Wide, ok bool, err error) {
+	w := t.nodes[0]
+	if t.done[w] {
+		return Wide{}, false, nil
+	}
+	e = t.head[w]
+	if err := t.advance(w); err != nil {
+		return Wide{}, false, err
+	}
+	k := len(t.runs)
+	for n := (w + k) / 2; n >= 1; n /= 2 {
+		if l := t.nodes[n]; t.less(l, w) {
+			t.nodes[n], w = w, l
+		}
+	}
+	t.nodes[0] = w
+	return e, true, nil
 }
 
 // WideIterator yields the sorted entries of a WideSorter. Not safe for
 // concurrent use.
 type WideIterator struct {
-	heap  wideHeap
+	mem   []Wide // when nothing was spilled
+	pos   int
+	tree  loserTree // of the runs and the in-memory remainder, when some were spilled
 	files []*os.File
 	runs  []string
 	last  Wide
@@ -291,23 +526,26 @@ type WideIterator struct {
 
 // Next returns the next entry, or false at the end or on error (see Err).
 func (it *WideIterator) Next() (Wide, bool) {
-	if len(it.heap) == 0 || it.err != nil {
+	if it.tree.runs == nil {
+		if it.pos == len(it.mem) {
+			return Wide{}, false
+		}
+		it.last = it.mem[it.pos]
+		it.pos++
+		return it.last, true
+	}
+	if it.err != nil {
 		return Wide{}, false
 	}
-	top := it.heap[0]
-	e := top.head
-	ok, err := top.next()
-	switch {
-	case err != nil:
+	e, ok, err := it.tree.pop()
+	if err != nil {
 		it.err = err
 		return Wide{}, false
-	case ok:
-		heap.Fix(&it.heap, 0)
-	default:
-		heap.Pop(&it.heap)
 	}
-	it.last = e
-	return e, true
+	if ok {
+		it.last = e
+	}
+	return e, ok
 }
 
 // Last returns the entry Next returned last (the zero Wide before the
@@ -319,15 +557,10 @@ func (it *WideIterator) Err() error { return it.err }
 
 // Close closes and removes the runs.
 func (it *WideIterator) Close() error {
-	var first error
 	for _, f := range it.files {
 		f.Close()
 	}
-	for _, name := range it.runs {
-		if err := os.Remove(name); err != nil && first == nil {
-			first = err
-		}
-	}
-	it.files, it.runs, it.heap = nil, nil, nil
-	return first
+	err := removeRuns(it.runs)
+	it.files, it.runs, it.mem, it.tree = nil, nil, nil, loserTree{}
+	return err
 }
