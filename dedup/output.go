@@ -17,7 +17,7 @@ func (r *run) cluster(ctx context.Context) error {
 	for i, e := range r.edges {
 		edges[i] = cluster.Edge{A: e.a, B: e.b, Sim: e.Sim()}
 	}
-	attrs := &cluster.Attrs{Lengths: r.docs.length, Values: r.docs.keep, Has: r.docs.hasKeep}
+	attrs := r.docs.attrs()
 	var err error
 	opts := r.job.ReferenceClusterOptions(r.ref.m) // reference documents placed first
 	if r.job.Cluster == Star {

@@ -126,7 +126,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, job: job, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, docs: newDocTable(job.Keep.Kind), inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	r.out.wrap = wrap
 	defer r.out.abort() // a failed run leaves no output, nor temporary file
 	if o.Progress != nil {
