@@ -22,21 +22,9 @@ import (
 // cannot be read back, spills its texts as before; the outputs of both are
 // the same.
 func TestExactReadsTextsBack(t *testing.T) {
-	var docs []doc
-	for i := range 20000 {
-		words := make([]string, 40)
-		for w := range words {
-			words[w] = fmt.Sprintf("w%dx%d", i, w)
-		}
-		docs = append(docs, doc{fmt.Sprintf("d%05d", i), strings.Join(words, " ")})
-		if i%50 == 0 { // a copy with its last word changed
-			words[39] = "changed"
-			docs = append(docs, doc{fmt.Sprintf("d%05dcopy", i), strings.Join(words, " ")})
-		}
-	}
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, plain, docs)
+	writeJSONL(t, plain, plantedCopies(20000, 50))
 	data, err := os.ReadFile(plain)
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,27 @@ import (
 	"testing"
 )
 
+// plantedCopies returns n documents of 40 words, no word shared between
+// two, each followed, when its number is a multiple of every, by a copy
+// with its last word changed: n/every planted near-duplicate pairs and
+// nothing else alike. TestExactReadsTextsBack and
+// TestExactKeepsOnlyCandidateSignatures run on it.
+func plantedCopies(n, every int) []doc {
+	var docs []doc
+	for i := range n {
+		words := make([]string, 40)
+		for w := range words {
+			words[w] = fmt.Sprintf("w%dx%d", i, w)
+		}
+		docs = append(docs, doc{fmt.Sprintf("d%05d", i), strings.Join(words, " ")})
+		if i%every == 0 {
+			words[39] = "changed"
+			docs = append(docs, doc{fmt.Sprintf("d%05dcopy", i), strings.Join(words, " ")})
+		}
+	}
+	return docs
+}
+
 // TestExactKeepsOnlyCandidateSignatures: under exact verification the
 // signatures of documents in no candidate pair are never stored, so on a
 // corpus of 20,000 distinct documents and ten planted copies, under the
@@ -17,20 +38,8 @@ import (
 // mode, which keeps every signature, spills them as before; and the outputs
 // are those of a run that spills nothing.
 func TestExactKeepsOnlyCandidateSignatures(t *testing.T) {
-	var docs []doc
-	for i := range 20000 {
-		words := make([]string, 40)
-		for w := range words {
-			words[w] = fmt.Sprintf("w%dx%d", i, w)
-		}
-		docs = append(docs, doc{fmt.Sprintf("d%05d", i), strings.Join(words, " ")})
-		if i%2000 == 0 { // a copy with its last word changed
-			words[39] = "changed"
-			docs = append(docs, doc{fmt.Sprintf("d%05dcopy", i), strings.Join(words, " ")})
-		}
-	}
 	in := filepath.Join(t.TempDir(), "in.jsonl")
-	writeJSONL(t, in, docs)
+	writeJSONL(t, in, plantedCopies(20000, 2000))
 
 	small, rep := runDedup(t, []string{in}, &Options{Workers: 2, Memory: 16 << 20})
 	if rep.Counts.VerifiedPairs != 10 {

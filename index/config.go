@@ -67,9 +67,9 @@ type Config struct {
 	BucketCap int
 	// BucketKeyBytes is the width of the stored bucket keys: WideKeyBytes
 	// (layout version 3, a new MinHash index made by Open, NewMemory or
-	// OpenRedis) or NarrowKeyBytes (a SimHash index, a bulk-built index,
-	// an index made before version 3, or one made with
-	// Options.BucketKeyBytes 4). Queries band with the width of the index;
+	// OpenRedis, bulk-built or not) or NarrowKeyBytes (a SimHash index, an
+	// index made before version 3, or one made with Options.BucketKeyBytes
+	// 4). Queries band with the width of the index;
 	// Migrate widens the keys of a Pebble index.
 	BucketKeyBytes int
 }
@@ -273,9 +273,6 @@ func resolveConfig(o *Options, stored []byte) (Config, error) {
 		c := Config{Spec: spec, Params: params, Bands: bands, Threshold: threshold, BucketCap: bucketCap, BucketKeyBytes: o.BucketKeyBytes}
 		if c.BucketKeyBytes == 0 {
 			c.BucketKeyBytes = WideKeyBytes
-			if o.ForBuild {
-				c.BucketKeyBytes = NarrowKeyBytes
-			}
 		}
 		if c.Spec == (shingle.Spec{}) {
 			c.Spec = shingle.Prose

@@ -48,9 +48,9 @@
 // A document number is given to each stored document (ascending; numbers of
 // deleted documents are not reused while the index is open, so an index takes
 // 2^32 − 1 inserts in all). A bucket key is, in an index of 8-byte keys
-// (layout version 3, the default of a new MinHash index), the 64-bit band key
-// from lsh.Params.AppendKeys; in an index of 4-byte keys (layout versions 1
-// and 2: indexes made before version 3, bulk-built ones, SimHash ones) its
+// (layout version 3, the default of a new MinHash index, bulk-built or not),
+// the 64-bit band key from lsh.Params.AppendKeys; in an index of 4-byte keys
+// (layout versions 1 and 2: indexes made before version 3, SimHash ones) its
 // high 32 bits, the batch job's bucket key. Two different band keys share 32
 // bits with probability 2^-32 per pair of keys: at 16 million postings a
 // query's bucket meets a foreign posting 0.4% of the time, at 10⁹ several
@@ -69,9 +69,10 @@
 // bucket key, the gaps between keys Rice-coded and the document numbers in
 // fixed width (packed.go has the format), 4 bytes a posting on disk instead
 // of 7.6. With 8-byte keys a packed posting keeps 32 bits more of key gap:
-// about 8 bytes, against 13 of a posting of its own. A bulk build writes
-// 4-byte keys (its external sort holds a key and a document number in 64
-// bits): it narrows an empty index to them; Migrate widens them after. A bucket's documents are then its packed postings (one seek and a
+// about 8 bytes, against 13 of a posting of its own. A bulk build keeps the
+// index's width: it sorts 8-byte keys as (key, document) entries
+// (extsort.WideSorter), 4-byte ones packed with the document in 64 bits. A
+// bucket's documents are then its packed postings (one seek and a
 // short decode) and its postings of their own. Packed values change only
 // when a delete drops a posting from them or a repack merges postings into
 // them; both hold a mutex for it (deletes besides their stripes: a group

@@ -54,7 +54,8 @@ func ExampleDB_Repack() {
 	dir, _ := os.MkdirTemp("", "index-example")
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
-	// Packed postings hold 4-byte bucket keys.
+	// An index of 4-byte bucket keys, as made before layout version 3
+	// (Repack packs either width).
 	db, err := index.Open(filepath.Join(dir, "idx"), &index.Options{BucketKeyBytes: index.NarrowKeyBytes})
 	if err != nil {
 		panic(err)

@@ -95,9 +95,8 @@ type Options struct {
 	// WideKeyBytes (8, layout version 3) or NarrowKeyBytes (4, the layout
 	// that builds before version 3 read). Default 8 for MinHash; 4 for
 	// SimHash, whose bucket keys are its tables' block values and already
-	// fit in 4 bytes, and for a new index opened ForBuild, whose packed
-	// postings hold 4-byte keys. Ignored for an existing index, which keeps
-	// its width (see Migrate).
+	// fit in 4 bytes. Ignored for an existing index, which keeps its width
+	// (a bulk build too; see Migrate).
 	BucketKeyBytes int
 	// CacheSize is the Pebble block cache, in bytes: with the memtables the
 	// bulk of the index's memory, whatever its size. Default 256 MiB.

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -99,21 +98,24 @@ type BuildStats struct {
 // opens it to be built again, and that build removes the killed one's
 // temporary files. A Builder is not safe for concurrent use.
 type Builder struct {
-	d        *DB
-	opts     BuildOptions
-	tmp      string
-	next     uint32
-	docs     int64
-	sigs     *tableWriter
-	tables   []string
-	post     *extsort.Sorter
-	ids      idSorter
-	kb       keyBuf
-	kbuf     []byte
-	vbuf     []byte
-	done     bool
-	ownTemp  bool // TempDir was defaulted: remove it when done
-	ingested bool // tables were ingested: the index is no longer empty
+	d         *DB
+	opts      BuildOptions
+	tmp       string
+	next      uint32
+	docs      int64
+	sigs      *tableWriter
+	tables    []string
+	post      *extsort.Sorter     // postings of 4-byte keys: key | document
+	wide      *extsort.WideSorter // postings of 8-byte keys
+	pairs     []uint64            // a document's wide postings, for wide.Add
+	ids       idSorter
+	kb        keyBuf
+	kbuf      []byte
+	vbuf      []byte
+	done      bool
+	iterating bool // the postings' iterator was opened (it removes the runs)
+	ownTemp   bool // TempDir was defaulted: remove it when done
+	ingested  bool // tables were ingested: the index is no longer empty
 	// wasIncomplete: the index was marked "build in progress" before this
 	// build (opened with ForBuild), so Abort leaves the mark.
 	wasIncomplete bool
@@ -141,9 +143,10 @@ func (e *DuplicateIDError) Unwrap() error { return ErrDuplicateID }
 
 // NewBuilder starts a bulk build of d, which must hold no documents
 // (ErrNotEmpty otherwise; ErrIncomplete if an interrupted build left some).
-// A build packs 4-byte bucket keys: an empty index of 8-byte keys becomes
-// one of 4-byte keys (layout version 1, then 2); Migrate widens them after
-// the build.
+// A build keeps the index's bucket-key width: an index of 8-byte keys (a new
+// MinHash index) gets packed postings of 8-byte keys and stays layout
+// version 3; an index of 4-byte keys (SimHash, Options.BucketKeyBytes 4, or
+// made before version 3) becomes version 2, and Migrate widens it.
 // It marks the index "build in progress" (see Builder) and, when
 // BuildOptions.TempDir is the default, removes what an interrupted build
 // left there.
@@ -166,14 +169,6 @@ func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 		return nil, fmt.Errorf("%w: an interrupted build left %d documents in %s; remove the directory and build again", ErrIncomplete, d.docs.Load(), d.dir)
 	case d.docs.Load() != 0:
 		return nil, fmt.Errorf("%w: it holds %d documents", ErrNotEmpty, d.docs.Load())
-	}
-	if d.cfg.BucketKeyBytes != NarrowKeyBytes {
-		// A build packs 4-byte keys; the index is empty, so its width is
-		// still free: it becomes an index of 4-byte keys (Migrate widens
-		// them after the build).
-		if err := d.setKeyBytes(NarrowKeyBytes); err != nil {
-			return nil, err
-		}
 	}
 	if err := d.h.refuse(true); err != nil {
 		return nil, err
@@ -208,7 +203,11 @@ func (d *DB) NewBuilder(opts *BuildOptions) (_ *Builder, err error) {
 	d.packedBits.Store(0)
 	b := &Builder{d: d, opts: o, tmp: tmp, ownTemp: ownTemp, next: uint32(d.next.Load()), first: uint32(d.next.Load()),
 		wasIncomplete: wasIncomplete, started: time.Now()}
-	b.post = extsort.New(tmp, "postings", int(o.Memory/2/16)) // values plus sorting scratch
+	if d.cfg.BucketKeyBytes == WideKeyBytes {
+		b.wide = extsort.NewWide(tmp, "postings", int(o.Memory/2/32)) // entries plus sorting scratch
+	} else {
+		b.post = extsort.New(tmp, "postings", int(o.Memory/2/16)) // values plus sorting scratch
+	}
 	b.ids = idSorter{dir: tmp, limit: int(o.Memory / 2)}
 	return b, nil
 }
@@ -246,16 +245,92 @@ func (b *Builder) Add(doc Doc) error {
 		}
 		b.sigs = nil
 	}
-	for _, bk := range b.kb.of(&d.cfg, doc.Sig) {
-		if err := b.post.Add(bk | uint64(num)); err != nil { // a narrow key is left-aligned
-			return err
-		}
+	if err := b.addPostings(num, b.kb.of(&d.cfg, doc.Sig)); err != nil {
+		return err
 	}
 	if err := b.ids.add(doc.ID, num); err != nil {
 		return err
 	}
 	b.docs++
 	return nil
+}
+
+// addPostings adds the postings of document num in buckets bks (keys
+// left-aligned in 64 bits) to the sorter of the index's key width.
+func (b *Builder) addPostings(num uint32, bks []uint64) error {
+	if b.wide == nil {
+		for _, bk := range bks {
+			if err := b.post.Add(bk | uint64(num)); err != nil { // a narrow key is left-aligned
+				return err
+			}
+		}
+		return nil
+	}
+	b.pairs = b.pairs[:0]
+	for _, bk := range bks {
+		b.pairs = append(b.pairs, bk, uint64(num))
+	}
+	return b.wide.Add(b.pairs...)
+}
+
+// postingIter yields the sorted postings of a build, whatever the sorter.
+type postingIter struct {
+	narrow *extsort.Iterator
+	wide   *extsort.WideIterator
+}
+
+// iterPostings starts the iteration over the sorted postings; the builder
+// takes no more.
+func (b *Builder) iterPostings() (postingIter, error) {
+	var it postingIter
+	var err error
+	if b.wide != nil {
+		it.wide, err = b.wide.Iter()
+	} else {
+		it.narrow, err = b.post.Iter(true)
+	}
+	return it, err
+}
+
+// next returns the next posting, its bucket key left-aligned in 64 bits, by
+// bucket key then document; ok is false at the end or on error (see err).
+func (it postingIter) next() (bk uint64, num uint32, ok bool) {
+	if it.wide != nil {
+		e, ok := it.wide.Next()
+		return e.Key, e.Doc, ok
+	}
+	v, ok := it.narrow.Next()
+	return v &^ (1<<32 - 1), uint32(v), ok
+}
+
+func (it postingIter) err() error {
+	if it.wide != nil {
+		return it.wide.Err()
+	}
+	return it.narrow.Err()
+}
+
+func (it postingIter) close() error {
+	if it.wide != nil {
+		return it.wide.Close()
+	}
+	return it.narrow.Close()
+}
+
+// postingCount and postingSpill are the postings added and the bytes of
+// the runs they spilled.
+func (b *Builder) postingCount() int64 {
+	if b.wide != nil {
+		return b.wide.Len()
+	}
+	return b.post.Len()
+}
+
+func (b *Builder) postingSpill() int64 {
+	if b.wide != nil {
+		return b.wide.SpilledBytes()
+	}
+	return b.post.SpilledBytes()
 }
 
 // Finish sorts and writes the ids and postings, ingests every table into the
@@ -275,31 +350,6 @@ func (b *Builder) Finish(ctx context.Context) (_ BuildStats, err error) {
 	b.cleanup()
 	st.Seconds = time.Since(b.started).Seconds()
 	return st, err
-}
-
-// setKeyBytes changes the bucket-key width of an empty index (and so its
-// layout version: 3 for 8 bytes, 1 for 4) in one synced write.
-func (d *DB) setKeyBytes(w int) error {
-	stored, closer, err := d.db.Get(metaKey)
-	if err != nil {
-		return err
-	}
-	var m metaRecord
-	err = json.Unmarshal(stored, &m)
-	closer.Close()
-	if err != nil {
-		return fmt.Errorf("%w: meta record: %v", ErrCorrupt, err)
-	}
-	m.BucketKeyBytes, m.Format, m.PackedGroupBits = w, 1, 0
-	if w == WideKeyBytes {
-		m.Format = 3
-	}
-	meta, _ := json.Marshal(m)
-	if err := d.db.Set(metaKey, meta, pebble.Sync); err != nil {
-		return err
-	}
-	d.cfg.BucketKeyBytes = w
-	return nil
 }
 
 // setBuilding marks the index's meta record "build in progress", or clears
@@ -366,22 +416,22 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	if err != nil {
 		return st, err
 	}
-	st.SpilledBytes = b.ids.spilled + b.post.SpilledBytes()
+	st.SpilledBytes = b.ids.spilled + b.postingSpill()
 
 	// Postings, sorted by bucket then document: buckets past the cap drop
 	// their later documents, as Insert in document order would. They are
 	// packed, a value per group of buckets (packed.go).
-	g := packedGroupBits(b.post.Len())
-	shift := uint(32 - g)
-	mask := uint32(1)<<shift - 1
+	g := packedGroupBits(b.postingCount())
+	kw := d.cfg.BucketKeyBytes
 	if d.packed == nil {
 		d.packed = newBucketFilter(d.filterBytes) // no reader uses it before packedBits is set
 	}
-	it, err := b.post.Iter(true)
+	it, err := b.iterPostings()
 	if err != nil {
 		return st, err
 	}
-	defer it.Close()
+	b.iterating = true
+	defer it.close()
 	if w, err = b.newTable("postings"); err != nil {
 		return st, err
 	}
@@ -408,30 +458,38 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 		return nil
 	}
 	capacity := d.cfg.BucketCap
-	var last uint32
+	var last uint64
 	n := 0
-	drops := extsort.New(b.tmp, "drops", 1<<20)
-	for v, ok := it.Next(); ok; v, ok = it.Next() {
-		bk, num := uint32(v>>32), uint32(v)
+	// The dropped postings, by document then bucket key: a key's high 32
+	// bits below the document, its low 32 (0 for a 4-byte key) as Doc.
+	drops := extsort.NewWide(b.tmp, "drops", 1<<16)
+	dropsOpen := true // until recordDrops iterates over them
+	defer func() {
+		if dropsOpen {
+			drops.Close()
+		}
+	}()
+	for bk, num, ok := it.next(); ok; bk, num, ok = it.next() {
 		if n == 0 || bk != last {
 			last, n = bk, 0
 		}
 		n++
 		if capacity != Unlimited && n > capacity {
 			st.DroppedPostings++
-			if err := drops.Add(uint64(num)<<32 | uint64(bk)); err != nil {
+			if err := drops.Add(uint64(num)<<32|bk>>32, bk&(1<<32-1)); err != nil {
 				return st, err
 			}
 			continue
 		}
-		if bk>>shift != curGroup || len(group) == 0 {
+		grp, low := packedSplit(bk, kw, uint(g))
+		if grp != curGroup || len(group) == 0 {
 			if err := flush(); err != nil {
 				return st, err
 			}
-			curGroup = bk >> shift
+			curGroup = grp
 		}
-		group = append(group, posting{uint64(bk & mask), num})
-		d.packed.set(uint64(bk) << 32)
+		group = append(group, posting{low, num})
+		d.packed.set(bk)
 		st.Postings++
 		if st.Postings%(1<<20) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -439,7 +497,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 			}
 		}
 	}
-	if err := it.Err(); err != nil {
+	if err := it.err(); err != nil {
 		return st, err
 	}
 	if err := flush(); err != nil {
@@ -481,6 +539,7 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 	}
 	d.packedBits.Store(int32(g))
 	st.Tables = len(paths)
+	dropsOpen = false
 	if err := b.recordDrops(drops); err != nil {
 		return st, err
 	}
@@ -497,16 +556,16 @@ func (b *Builder) finish(ctx context.Context) (BuildStats, error) {
 // dropped at full buckets, so that their records list them (as Insert's do).
 // It runs after the ingestion, as ordinary synced batches; such documents are
 // few (members of boilerplate buckets past the cap).
-func (b *Builder) recordDrops(drops *extsort.Sorter) error {
+func (b *Builder) recordDrops(drops *extsort.WideSorter) error {
 	d := b.d
-	it, err := drops.Iter(true)
+	it, err := drops.Iter()
 	if err != nil {
 		return err
 	}
 	defer it.Close()
 	batch := d.db.NewBatch()
 	defer func() { batch.Close() }()
-	var bks []uint32
+	var bks []uint64
 	flushDoc := func(num uint32) error {
 		if len(bks) == 0 {
 			return nil
@@ -523,7 +582,7 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 		}
 		var pos []int
 		for i, bk := range b.kb.of(&d.cfg, r.sig) {
-			if slices.Contains(bks, uint32(bk>>32)) {
+			if slices.Contains(bks, bk) {
 				pos = append(pos, i)
 			}
 		}
@@ -543,8 +602,8 @@ func (b *Builder) recordDrops(drops *extsort.Sorter) error {
 		return nil
 	}
 	var cur uint32
-	for v, ok := it.Next(); ok; v, ok = it.Next() {
-		num, bk := uint32(v>>32), uint32(v)
+	for e, ok := it.Next(); ok; e, ok = it.Next() {
+		num, bk := uint32(e.Key>>32), e.Key<<32|uint64(e.Doc)
 		if num != cur {
 			if err := flushDoc(cur); err != nil {
 				return err
@@ -587,6 +646,9 @@ func (b *Builder) unmark() {
 func (b *Builder) cleanup() {
 	b.done = true
 	b.ids.close()
+	if b.wide != nil && !b.iterating {
+		b.wide.Close() // its runs, and any spill in flight
+	}
 	os.RemoveAll(b.tmp)
 	if b.ownTemp {
 		os.Remove(b.opts.TempDir) // only if empty

@@ -57,71 +57,107 @@ func openTemp(t *testing.T, opts *Options) *DB {
 
 // TestBuildMatchesInsert checks that a bulk build answers every query as
 // inserting the same documents in the same order does, with and without
-// spilling to disk.
+// spilling to disk, and keeps the index's bucket-key width: 8 bytes (the
+// default) or 4.
 func TestBuildMatchesInsert(t *testing.T) {
-	for _, spill := range []bool{false, true} {
-		t.Run(fmt.Sprintf("spill=%v", spill), func(t *testing.T) {
-			ref := openTemp(t, &Options{BucketCap: 5})
-			built := openTemp(t, &Options{BucketCap: 5})
-			docs := buildDocs(t, ref.Config(), 400)
-			for _, d := range docs {
-				if err := ref.Insert(ctx, []Doc{d}); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b, err := built.NewBuilder(nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if spill {
-				b.ids.limit = 2000
-				b.post = extsort.New(b.tmp, "postings", 1024)
-			}
-			if err := built.Insert(ctx, docs[:1]); err == nil {
-				t.Error("Insert during a build succeeded")
-			}
-			for _, d := range docs {
-				if err := b.Add(d); err != nil {
-					t.Fatal(err)
-				}
-			}
-			st, err := b.Finish(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if spill && st.SpilledBytes == 0 {
-				t.Error("nothing spilled")
-			}
-			if st.Documents != int64(len(docs)) || st.DroppedPostings == 0 || int64(ref.Metrics().DroppedPostings) != st.DroppedPostings {
-				t.Errorf("stats %+v; want %d documents and %d dropped postings", st, len(docs), ref.Metrics().DroppedPostings)
-			}
-			mustCheck(t, built)
-			for _, d := range docs {
-				want, _ := ref.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
-				got, err := built.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !slices.EqualFunc(got, want, func(a, b Match) bool {
-					return a.ID == b.ID && a.Similarity == b.Similarity && string(a.Meta) == string(b.Meta)
-				}) {
-					t.Fatalf("query %s: built %+v; inserted %+v", d.ID, got, want)
-				}
-			}
-			// The built index takes writes and deletes like any other.
-			if err := built.Delete(ctx, docs[3].ID); err != nil {
-				t.Fatal(err)
-			}
-			res, err := built.CheckAndInsert(ctx, []Doc{{ID: "late", Sig: docs[0].Sig}}, nil)
-			if err != nil || res[0].Status != Duplicate {
-				t.Fatalf("check after build: %+v, %v", res, err)
-			}
-			mustCheck(t, built)
-			if n := count(t, built); n != int64(len(docs)-1) {
-				t.Errorf("documents %d; want %d", n, len(docs)-1)
-			}
-		})
+	for _, keyBytes := range []int{0, NarrowKeyBytes} {
+		for _, spill := range []bool{false, true} {
+			t.Run(fmt.Sprintf("keys=%d/spill=%v", keyBytes, spill), func(t *testing.T) { testBuildMatchesInsert(t, keyBytes, spill) })
+		}
 	}
+}
+
+func testBuildMatchesInsert(t *testing.T, keyBytes int, spill bool) {
+	ref := openTemp(t, &Options{BucketCap: 5, BucketKeyBytes: keyBytes})
+	built := openTemp(t, &Options{BucketCap: 5, BucketKeyBytes: keyBytes})
+	want := keyBytes
+	if want == 0 {
+		want = WideKeyBytes
+	}
+	docs := buildDocs(t, ref.Config(), 400)
+	for _, d := range docs {
+		if err := ref.Insert(ctx, []Doc{d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := built.NewBuilder(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spill {
+		b.ids.limit = 2000
+		if b.wide != nil {
+			b.wide = extsort.NewWide(b.tmp, "postings", 1024)
+		} else {
+			b.post = extsort.New(b.tmp, "postings", 1024)
+		}
+	}
+	if err := built.Insert(ctx, docs[:1]); err == nil {
+		t.Error("Insert during a build succeeded")
+	}
+	for _, d := range docs {
+		if err := b.Add(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st, err := b.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spill && st.SpilledBytes == 0 {
+		t.Error("nothing spilled")
+	}
+	if st.Documents != int64(len(docs)) || st.DroppedPostings == 0 || int64(ref.Metrics().DroppedPostings) != st.DroppedPostings {
+		t.Errorf("stats %+v; want %d documents and %d dropped postings", st, len(docs), ref.Metrics().DroppedPostings)
+	}
+	for _, x := range []*DB{ref, built} {
+		if w, m := x.Config().BucketKeyBytes, storedMeta(t, x); w != want || m.BucketKeyBytes != want {
+			t.Errorf("%d-byte keys, %d in the meta record; want %d", w, m.BucketKeyBytes, want)
+		}
+	}
+	if b.wide != nil && (b.post != nil || want != WideKeyBytes) || b.wide == nil && want == WideKeyBytes {
+		t.Errorf("a build of %d-byte keys sorted them with the sorter of the other width", want)
+	}
+	mustCheck(t, built)
+	for _, d := range docs {
+		want, _ := ref.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
+		got, err := built.Query(ctx, d.Sig, &QueryOptions{Threshold: 0.5, Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got, want, func(a, b Match) bool {
+			return a.ID == b.ID && a.Similarity == b.Similarity && string(a.Meta) == string(b.Meta)
+		}) {
+			t.Fatalf("query %s: built %+v; inserted %+v", d.ID, got, want)
+		}
+	}
+	// The built index takes writes and deletes like any other.
+	if err := built.Delete(ctx, docs[3].ID); err != nil {
+		t.Fatal(err)
+	}
+	res, err := built.CheckAndInsert(ctx, []Doc{{ID: "late", Sig: docs[0].Sig}}, nil)
+	if err != nil || res[0].Status != Duplicate {
+		t.Fatalf("check after build: %+v, %v", res, err)
+	}
+	mustCheck(t, built)
+	if n := count(t, built); n != int64(len(docs)-1) {
+		t.Errorf("documents %d; want %d", n, len(docs)-1)
+	}
+}
+
+// storedMeta reads the meta record of x.
+func storedMeta(t *testing.T, x *DB) metaRecord {
+	t.Helper()
+	v, closer, err := x.db.Get(metaKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closer.Close()
+	var m metaRecord
+	if err := json.Unmarshal(v, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }
 
 func TestBuildErrors(t *testing.T) {
@@ -315,9 +351,15 @@ func testBuildPacked(t *testing.T, filterBytes int) {
 }
 
 // TestCheckPacked damages packed values and checks that Check reports each
-// kind of damage.
+// kind of damage, with bucket keys of either width.
 func TestCheckPacked(t *testing.T) {
-	x := openTemp(t, nil)
+	for _, w := range []int{WideKeyBytes, NarrowKeyBytes} {
+		t.Run(fmt.Sprintf("keys=%d", w), func(t *testing.T) { testCheckPacked(t, w) })
+	}
+}
+
+func testCheckPacked(t *testing.T, keyBytes int) {
+	x := openTemp(t, &Options{BucketKeyBytes: keyBytes})
 	docs := buildDocs(t, x.Config(), 100)
 	b, err := x.NewBuilder(nil)
 	if err != nil {
@@ -339,7 +381,7 @@ func TestCheckPacked(t *testing.T) {
 	}
 	it.First()
 	key := slices.Clone(it.Key())
-	ps, err := decodePacked(it.Value(), 32-g)
+	ps, err := decodePacked(it.Value(), packedLowBits(keyBytes, g))
 	it.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -367,25 +409,22 @@ func TestCheckPacked(t *testing.T) {
 	}
 }
 
-// TestLayoutVersions: a new index is layout version 1 (no packed postings,
-// so older builds read it), a built one version 2; a later version, or
+// TestLayoutVersions: a new MinHash index is layout version 3 (8-byte keys)
+// and stays so when built; one of 4-byte keys is version 1 (no packed
+// postings, so older builds read it), built version 2; a later version,
+// 8-byte keys claimed by versions 1 and 2, 4-byte ones by version 3, or
 // packed postings claimed by version 1, do not open.
 func TestLayoutVersions(t *testing.T) {
+	t.Run("keys=8", func(t *testing.T) { testLayoutVersions(t, WideKeyBytes) })
+	t.Run("keys=4", func(t *testing.T) { testLayoutVersions(t, NarrowKeyBytes) })
+}
+
+func testLayoutVersions(t *testing.T, keyBytes int) {
 	dir := filepath.Join(t.TempDir(), "index")
-	open := func() (*DB, error) { return Open(dir, &Options{CacheSize: 8 << 20, NoSync: true}) }
-	meta := func(x *DB) metaRecord {
-		t.Helper()
-		v, closer, err := x.db.Get(metaKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer closer.Close()
-		var m metaRecord
-		if err := json.Unmarshal(v, &m); err != nil {
-			t.Fatal(err)
-		}
-		return m
+	open := func() (*DB, error) {
+		return Open(dir, &Options{CacheSize: 8 << 20, NoSync: true, BucketKeyBytes: keyBytes})
 	}
+	meta := func(x *DB) metaRecord { t.Helper(); return storedMeta(t, x) }
 	setMeta := func(x *DB, m metaRecord) {
 		t.Helper()
 		v, _ := json.Marshal(m)
@@ -397,8 +436,12 @@ func TestLayoutVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := meta(x); m.Format != 3 || m.PackedGroupBits != 0 || m.BucketKeyBytes != WideKeyBytes {
-		t.Errorf("a new index has layout version %d, packed group bits %d, %d-byte keys; want 3, 0, 8", m.Format, m.PackedGroupBits, m.BucketKeyBytes)
+	newFormat, builtFormat, otherWidth := 1, 2, WideKeyBytes
+	if keyBytes == WideKeyBytes {
+		newFormat, builtFormat, otherWidth = 3, 3, NarrowKeyBytes
+	}
+	if m := meta(x); m.Format != newFormat || m.PackedGroupBits != 0 || m.BucketKeyBytes != keyBytes {
+		t.Errorf("a new index has layout version %d, packed group bits %d, %d-byte keys; want %d, 0, %d", m.Format, m.PackedGroupBits, m.BucketKeyBytes, newFormat, keyBytes)
 	}
 	b, _ := x.NewBuilder(nil)
 	b.Add(docOf(t, x.Config(), "a", "one two three four five six seven"))
@@ -406,19 +449,20 @@ func TestLayoutVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := meta(x)
-	if m.Format != 2 || m.PackedGroupBits != 1 || m.BucketKeyBytes != NarrowKeyBytes {
-		t.Errorf("a built index has layout version %d, packed group bits %d, %d-byte keys; want 2, 1, 4", m.Format, m.PackedGroupBits, m.BucketKeyBytes)
+	if m.Format != builtFormat || m.PackedGroupBits != 1 || m.BucketKeyBytes != keyBytes {
+		t.Errorf("a built index has layout version %d, packed group bits %d, %d-byte keys; want %d, 1, %d", m.Format, m.PackedGroupBits, m.BucketKeyBytes, builtFormat, keyBytes)
 	}
-	// Version 3 is 8-byte keys and no packed postings; 4 is not known.
+	// The other width under this version, a version that has the other
+	// width, packed postings in version 1, too many group bits, version 4.
 	for _, tc := range []struct {
-		format, bits int
-	}{{3, 1}, {3, 0}, {4, 0}, {1, 1}, {2, 25}} {
+		format, bits, width int
+	}{{builtFormat, 1, otherWidth}, {5 - builtFormat, 1, keyBytes}, {1, 1, NarrowKeyBytes}, {2, 25, NarrowKeyBytes}, {3, 25, WideKeyBytes}, {4, 0, keyBytes}} {
 		bad := m
-		bad.Format, bad.PackedGroupBits = tc.format, tc.bits
+		bad.Format, bad.PackedGroupBits, bad.BucketKeyBytes = tc.format, tc.bits, tc.width
 		setMeta(x, bad)
 		x.Close()
 		if _, err := open(); !errors.Is(err, ErrCorrupt) {
-			t.Errorf("layout version %d with group bits %d opened: %v; want ErrCorrupt", tc.format, tc.bits, err)
+			t.Errorf("layout version %d with group bits %d and %d-byte keys opened: %v; want ErrCorrupt", tc.format, tc.bits, tc.width, err)
 		}
 		if x, err = Open(dir, &Options{CacheSize: 8 << 20, NoSync: true}); err == nil {
 			t.Fatal("reopened")

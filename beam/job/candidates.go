@@ -215,35 +215,57 @@ func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit fun
 	if err != nil {
 		return err
 	}
+	st, err := f.group(g, f.key, emit)
+	if err != nil {
+		return err
+	}
+	f.stats = f.stats.merge(st)
+	return nil
+}
+
+// bucketGrouper is what group needs of lsh.Grouper and sketch.Grouper: the
+// stream of eachBucket and the metrics.
+type bucketGrouper interface {
+	grouper
+	Metrics() lsh.CandidateMetrics
+}
+
+// group streams the partition's sorted entries (f.entries, documents
+// numbered by their rank in f.uniq) through g, emits each shared bucket's
+// pairs as KV<lower ord, Cand{higher ord, bucket}> (a pair that shares
+// several buckets once per bucket) and returns the partition's statistics,
+// each listed bucket's key its entry key bits mapped by key. MinHash
+// (bucketFn) and SimHash (simBucketFn) group through it.
+func (f *bucketFn) group(g bucketGrouper, key func(uint64) uint64, emit func(uint64, Cand)) (BucketStats, error) {
+	var err error
 	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
 		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
 			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
 	}); err != nil {
-		return err
+		return BucketStats{}, err
 	}
 	m := g.Metrics()
 	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
 		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
 	for _, lb := range m.Largest {
-		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: f.key(lb.Key), First: f.uniq[lb.First]})
+		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: key(lb.Key), First: f.uniq[lb.First]})
 	}
-	st.Top = f.top()
-	f.stats = f.stats.merge(st)
-	return nil
+	st.Top = f.top(key)
+	return st, nil
 }
 
 // top returns the partition's lsh.DefaultLargest largest shared buckets,
 // capped or not, from its sorted entries, as neardup dedup lists them in
-// report.json (buckets.top; jobspec.TopBuckets): lsh.Grouper lists only the
-// capped ones.
-func (f *bucketFn) top() []LargeBucket {
+// report.json (buckets.top; jobspec.TopBuckets), keys mapped by key:
+// lsh.Grouper lists only the capped ones.
+func (f *bucketFn) top(key func(uint64) uint64) []LargeBucket {
 	var t jobspec.TopBuckets
 	t.Add(f.entries)
 	var top []LargeBucket
 	for _, b := range t.Buckets() {
-		top = append(top, LargeBucket{Size: b.Size, Key: f.key(b.Key), First: f.uniq[b.First]})
+		top = append(top, LargeBucket{Size: b.Size, Key: key(b.Key), First: f.uniq[b.First]})
 	}
 	return top
 }

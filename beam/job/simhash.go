@@ -187,22 +187,14 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 	if err != nil {
 		return err
 	}
-	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
-		for _, p := range pairs {
-			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
-		}
-	}); err != nil {
+	// The grouping and statistics are MinHash's; the keys are listed as
+	// they are (entry key bits, as SimHash's table keys are narrow).
+	bf := bucketFn{entries: f.entries, uniq: f.uniq, pairs: f.pairs}
+	st, err := bf.group(g, func(k uint64) uint64 { return k }, emit)
+	f.pairs = bf.pairs
+	if err != nil {
 		return err
 	}
-	m := g.Metrics()
-	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
-		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
-	for _, lb := range m.Largest {
-		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: lb.Key, First: f.uniq[lb.First]})
-	}
-	top := bucketFn{entries: f.entries, uniq: f.uniq}
-	st.Top = top.top()
 	f.stats = f.stats.merge(st)
 	return nil
 }

@@ -1,10 +1,12 @@
 package job
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"hash/maphash"
 	"slices"
 
 	"github.com/klauspost/compress/s2"
@@ -155,6 +157,11 @@ type verifyFn struct {
 	docs  []taskDoc
 	pairs []Pair
 	text  []byte
+	// byText indexes the task's documents whose feature sets are made,
+	// by a hash of their compressed text: a document with the same text
+	// shares the first one's feature set instead of making its own.
+	byText map[uint64]int
+	seed   maphash.Seed
 }
 
 // taskDoc is a document of a task, its signature and feature set unpacked
@@ -177,6 +184,7 @@ func (f *verifyFn) Setup(ctx context.Context) error {
 		return err
 	}
 	f.v, err = job.NewVerifier(sk)
+	f.byText, f.seed = map[uint64]int{}, maphash.MakeSeed()
 	return err
 }
 
@@ -202,12 +210,9 @@ func (f *verifyFn) ProcessElement(task uint64, infos func(*DocInfo) bool, pairs 
 		if !d.ready {
 			d.sig = unpackWords(d.sig[:0], d.info.Sig)
 			if f.v.Exact() {
-				text, err := s2.Decode(f.text[:cap(f.text)], d.info.Text)
-				if err != nil {
+				if err := f.features(i); err != nil {
 					return nil, fmt.Errorf("verification task %#x: document %d/%d: text: %w", task, splitOf(o), localOf(o), err)
 				}
-				f.text = text
-				d.feat = f.v.Features(d.feat[:0], text)
 			}
 			d.ready = true
 		}
@@ -231,6 +236,30 @@ func (f *verifyFn) ProcessElement(task uint64, infos func(*DocInfo) bool, pairs 
 			LenA: ia.Length, LenB: ib.Length, KeepA: ia.Keep, KeepB: ib.Keep, HasKeepA: ia.HasKeep, HasKeepB: ib.HasKeep})
 	}
 	clear(f.docs) // drop the task's texts until the next one
+	clear(f.byText)
+	return nil
+}
+
+// features sets the feature set of the task's i-th document: that of a
+// document of the task with the same text if there is one (copies of a
+// licence or a template are common among candidates, and a feature set is
+// about 1.3 times its text's size), else made from its text.
+func (f *verifyFn) features(i int) error {
+	d := &f.docs[i]
+	h := maphash.Bytes(f.seed, d.info.Text)
+	if j, ok := f.byText[h]; ok && bytes.Equal(f.docs[j].info.Text, d.info.Text) {
+		d.feat = f.docs[j].feat
+		return nil
+	}
+	text, err := s2.Decode(f.text[:cap(f.text)], d.info.Text)
+	if err != nil {
+		return err
+	}
+	f.text = text
+	d.feat = f.v.Features(nil, text)
+	if _, ok := f.byText[h]; !ok {
+		f.byText[h] = i
+	}
 	return nil
 }
 

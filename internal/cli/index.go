@@ -57,7 +57,7 @@ func (f *indexFlags) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&f.probe, "multi-probe", 0, "multi-probe level of a new index (0, 1 or 2)")
 	fs.IntVar(&f.bucketCap, "bucket-cap", 0, "most documents per bucket; postings past it are dropped and counted (default 1000, or the stored one; -1 unlimited)")
 	fs.StringVar(&f.cacheSize, "cache-size", "256MiB", "Pebble block cache")
-	fs.Int64Var(&f.expectedDocs, "expected-docs", 0, "with --sketch simhash, for a new index: the documents it is expected to hold; its blocks are chosen for them as dedup chooses, so that buckets stay under --bucket-cap (default: hamming+1 blocks, the fewest postings)")
+	fs.Int64Var(&f.expectedDocs, "expected-docs", 0, "with --sketch simhash, for a new index: the documents it is expected to hold; its blocks are chosen for them as dedup chooses, so that buckets stay under --bucket-cap (default for index build: the documents a first pass over INPUT counted, under --weight tfidf or --boilerplate; else hamming+1 blocks, the fewest postings)")
 	f.sketch.AddFlags(fs)
 	// An index's postings are its tables: its default distance is the
 	// index's (4 tables), not dedup's.
@@ -280,7 +280,9 @@ the same signature is skipped, so running the same append again completes an
 interrupted one; with another signature it is an error. INPUT is checked for
 repeated ids before anything is appended. Appended postings
 are stored as the service's inserts are: neardup index repack packs them.
-On a new or empty index --append is a bulk build.
+On a new or empty index --append is a bulk build. A new MinHash index has
+8-byte bucket keys; --append keeps the width of the index it adds to (4 bytes
+in one made before layout version 3: neardup index migrate widens it).
 
 With --boilerplate (a first pass over the inputs counts the lines many
 documents share) or --boilerplate-lines, those lines are dropped before
@@ -353,6 +355,7 @@ index commands read it from the index.`,
 			if res != nil {
 				iopts.Spec = spec
 				describeBoilerplate(io.Out, res)
+				expectCounted(&iopts, res.Documents)
 			}
 			return runIndexBuild(cmd.Context(), io, o, args, &iopts, &copts, bopts)
 		},
@@ -390,6 +393,7 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		if iopts.SimHash.DF, err = jobspec.CountDF(ctx, inputs, copts, spec, o.workers); err != nil {
 			return err
 		}
+		expectCounted(iopts, int64(iopts.SimHash.DF.Docs()))
 	}
 	dir := o.index.data
 	if o.append {
@@ -495,6 +499,17 @@ func runIndexBuild(ctx context.Context, stdio IO, o *indexBuildOptions, inputs [
 		st.Postings, st.PackedGroups, st.DroppedPostings, st.Tables, o.index.data, ist.Bytes, perDoc)
 	fmt.Fprintf(stdio.Out, "%s\n", db.Config())
 	return nil
+}
+
+// expectCounted makes n, the documents a first pass over the inputs counted
+// (of document frequencies, or of boilerplate lines), the expected documents
+// of a new SimHash index whose blocks were left to choose (no --blocks, no
+// --expected-docs): they are then chosen for the corpus, as dedup chooses
+// them, instead of the fewest. An existing index ignores it.
+func expectCounted(o *index.Options, n int64) {
+	if o.Sketch == sketch.SimHash && o.SimHash.Blocks == 0 && o.SimHash.ExpectedDocs == 0 && n > 0 {
+		o.SimHash.ExpectedDocs = n
+	}
 }
 
 // buildEmpty finishes a build of no document: an empty index, marked

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,13 +9,22 @@ import (
 	"github.com/neardup/neardup/index"
 )
 
-// TestIndexMigrate bulk-builds an index (4-byte keys), migrates it with
-// `neardup index migrate`, and checks the summary, the new width, that
-// every answer is the same and that index check finds it consistent; a
-// second migrate, and one without --data, fail with a message.
+// TestIndexMigrate bulk-builds an index of 4-byte keys (an empty one made
+// so, filled by `index build --append`), migrates it with `neardup index
+// migrate`, and checks the summary, the new width, that every answer is the
+// same and that index check finds it consistent; a second migrate, and one
+// without --data, fail with a message.
 func TestIndexMigrate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
-	mustRun(t, "index", "build", "-q", "--data", dir, sample)
+	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, BucketKeyBytes: index.NarrowKeyBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	mustRun(t, "index", "build", "-q", "--append", "--data", dir, sample)
+	if w := keyBytes(t, dir); w != index.NarrowKeyBytes {
+		t.Fatalf("built index has %d-byte keys; want 4", w)
+	}
 	docs := signSample(t, dir)
 	want := queryAll(t, dir, docs)
 
@@ -24,7 +32,7 @@ func TestIndexMigrate(t *testing.T) {
 	if re := `^migrated .*idx: \d+ documents, bucket keys 4 → 8 bytes \(layout version 3, postings packed\)\n$`; !regexp.MustCompile(re).MatchString(out) {
 		t.Errorf("summary %q; want it to match %q", out, re)
 	}
-	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, ReadOnly: true})
+	x, err = index.Open(dir, &index.Options{CacheSize: 8 << 20, ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,32 +52,4 @@ func TestIndexMigrate(t *testing.T) {
 	if code, _, _ := runCLI(t, "", "index", "migrate"); code != ExitUsage {
 		t.Errorf("migrate without --data: exit %d; want %d", code, ExitUsage)
 	}
-}
-
-// signSample signs the bundled sample under the configuration of the index
-// at dir.
-func signSample(t *testing.T, dir string) []index.Doc {
-	t.Helper()
-	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	signer, err := x.Config().NewSigner()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []index.Doc
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var rec struct{ ID, Text string }
-		jsonUnmarshal(t, line, &rec)
-		if sig, empty := signer.Sign(nil, []byte(rec.Text)); !empty {
-			docs = append(docs, index.Doc{ID: rec.ID, Sig: sig})
-		}
-	}
-	return docs
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,61 +14,6 @@ import (
 	"github.com/neardup/neardup/index"
 )
 
-// fillOnline stores the bundled sample in a new index at dir by Insert, one
-// document at a time (postings of their own, as the service writes them),
-// and returns the sample's documents.
-func fillOnline(t *testing.T, dir string) []index.Doc {
-	t.Helper()
-	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, NoSync: true, BucketCap: 1, BucketKeyBytes: index.NarrowKeyBytes}) // repack packs 4-byte keys
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	signer, err := x.Config().NewSigner()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(sample)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var docs []index.Doc
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var rec struct{ ID, Text string }
-		jsonUnmarshal(t, line, &rec)
-		sig, empty := signer.Sign(nil, []byte(rec.Text))
-		if empty {
-			continue
-		}
-		d := index.Doc{ID: rec.ID, Sig: sig}
-		if err := x.Insert(context.Background(), []index.Doc{d}); err != nil {
-			t.Fatal(err)
-		}
-		docs = append(docs, d)
-	}
-	return docs
-}
-
-// queryAll returns the answers of the index at dir to every document.
-func queryAll(t *testing.T, dir string, docs []index.Doc) string {
-	t.Helper()
-	x, err := index.Open(dir, &index.Options{CacheSize: 8 << 20, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Close()
-	var out bytes.Buffer
-	enc := json.NewEncoder(&out)
-	for _, d := range docs {
-		ms, err := x.Query(context.Background(), d.Sig, &index.QueryOptions{Threshold: 0.3, Limit: 50})
-		if err != nil {
-			t.Fatal(err)
-		}
-		enc.Encode(ms)
-	}
-	return out.String()
-}
-
 var postingsRE = regexp.MustCompile(`postings (\d+) \((\d+) dropped`)
 
 // TestIndexRepack fills an index online, repacks it with `neardup index
@@ -78,7 +22,7 @@ var postingsRE = regexp.MustCompile(`postings (\d+) \((\d+) dropped`)
 // the same, and that a second repack does nothing; then the usage errors.
 func TestIndexRepack(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "idx")
-	docs := fillOnline(t, dir)
+	docs := fillOnline(t, dir, index.Options{BucketCap: 1, BucketKeyBytes: index.NarrowKeyBytes}) // repack packs 4-byte keys
 	check := func() []string {
 		t.Helper()
 		code, stdout, stderr := runCLI(t, "", "index", "check", "--data", dir)

@@ -40,6 +40,8 @@ type serveOptions struct {
 	metricsAuth     bool
 	shadowData      string
 	shadowQueue     int
+	shadowApplyWait time.Duration
+	shadowWaitSet   bool // --shadow-apply-wait was given
 	shadowKeyFile   string
 	golden          goldenFlags // serve_golden.go
 	memoryIndex     bool
@@ -62,6 +64,7 @@ func (o *serveOptions) AddFlags(fs *pflag.FlagSet) {
 	o.golden.AddFlags(fs)
 	fs.StringVar(&o.shadowData, "shadow-data", "", "a shadow index directory (Pebble, made by neardup index build with other bands, params or spec): every acknowledged write is journaled for it and every check also runs on it, off the latency path; GET /v1/shadow compares; neardup index promote switches it in")
 	fs.IntVar(&o.shadowQueue, "shadow-queue", server.DefaultShadowQueue, "most checks waiting for the shadow; more are dropped and counted")
+	fs.DurationVar(&o.shadowApplyWait, "shadow-apply-wait", server.DefaultShadowApplyWait, "how long a check waits for the shadow to apply the writes acknowledged before it; one still waiting is not compared and counts in neardup_shadow_stale_total (1ms..1h)")
 	fs.StringVar(&o.shadowKeyFile, "shadow-key-file", "", "the key of a shadow index made under a keyed spec (--key-file of its build; e.g. a new key, to rotate keys)")
 	fs.DurationVar(&o.repackInterval, "repack-interval", 0, "repack the index in the background this often, e.g. 6h (Pebble only: Redis has no packed postings); 0: never")
 	fs.BoolVar(&o.memoryIndex, "memory-index", false, "serve a new, empty index held in memory instead of --data or --redis: lost when the server stops")
@@ -142,6 +145,12 @@ func (o *serveOptions) build() (*server.Options, error) {
 	if o.shadowQueue < 1 {
 		return nil, usagef("--shadow-queue %d; must be at least 1", o.shadowQueue)
 	}
+	if o.shadowWaitSet && o.shadowData == "" {
+		return nil, usagef("--shadow-apply-wait is for a shadow index; give --shadow-data too")
+	}
+	if o.shadowApplyWait < time.Millisecond || o.shadowApplyWait > time.Hour {
+		return nil, usagef("--shadow-apply-wait %v; must be 1ms..1h", o.shadowApplyWait)
+	}
 	if o.metricsAuth && len(so.Tokens) == 0 {
 		return nil, usagef("--metrics-auth needs a token (--token-file or $NEARDUP_TOKEN)")
 	}
@@ -189,7 +198,11 @@ With --shadow-data SHADOW (an index built with other bands, params or spec)
 every acknowledged write is also journaled for the shadow (fsynced before the
 answer) and applied to it in the background, and every check also runs on it
 off the latency path (at most --shadow-queue waiting; more are dropped and
-counted); GET /v1/shadow and the neardup_shadow_* metrics compare the two.
+counted). A check waits for the shadow to apply the writes acknowledged
+before it for at most --shadow-apply-wait (5s); one still waiting is not
+compared and counts as stale (neardup_shadow_stale_total): raise it for a
+shadow that is slow to catch up, e.g. after a restart with a long journal.
+GET /v1/shadow and the neardup_shadow_* metrics compare the two.
 neardup index promote switches the shadow in (docs/shadow.md).
 The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
 		Example: `  neardup serve --data idx --addr 127.0.0.1:8080
@@ -201,6 +214,7 @@ The API is described in server/openapi.yaml (also served at /openapi.yaml).`,
   neardup serve --redis 10.0.0.1:7001,10.0.0.2:7001,10.0.0.3:7001 --threshold 0.85`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.shadowWaitSet = cmd.Flags().Changed("shadow-apply-wait")
 			so, err := o.build()
 			if err != nil {
 				return err
@@ -246,8 +260,8 @@ func runServe(ctx context.Context, stdio IO, o *serveOptions, so *server.Options
 			return err
 		}
 		defer shadow.Close()
-		so.Shadow = &server.ShadowOptions{Index: shadow, Journal: server.JournalPath(o.shadowData), QueueSize: o.shadowQueue}
-		logger.Info("shadow", "dir", o.shadowData, "index", shadow.Config().String())
+		so.Shadow = &server.ShadowOptions{Index: shadow, Journal: server.JournalPath(o.shadowData), QueueSize: o.shadowQueue, ApplyWait: o.shadowApplyWait}
+		logger.Info("shadow", "dir", o.shadowData, "index", shadow.Config().String(), "queue", o.shadowQueue, "apply_wait", o.shadowApplyWait)
 	}
 	if db, ok := idx.(*index.DB); ok && o.preload {
 		start := time.Now()

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
@@ -102,7 +103,7 @@ func (o *options) AddFlags(fs *pflag.FlagSet) {
 	// The same flags; where the Beam job reads them differently, say so.
 	fs.Lookup("tmp-dir").Usage = "directory for the state between pipelines, reachable by every worker and by this process (local or gs://; default: a new local temporary directory)"
 	fs.Lookup("workers").Usage = "not used: the runner sizes its workers (reported only)"
-	fs.Lookup("memory").Usage = "not used: the runner's workers hold one bucket, split or component at a time (reported only)"
+	fs.Lookup("memory").Usage = "memory limit of this process (the Go garbage collector's, as neardup dedup sets it), which holds the workers of a local run (Prism in-process, --environment_type=LOOPBACK), at least 16MiB; a runner's remote workers are sized by the runner"
 	fs.Lookup("quiet").Usage = "do not log each pipeline's run time"
 	fs.Lookup("against").Usage = "not supported: deduplicate against reference documents with neardup dedup --against"
 	fs.Lookup("signatures").Usage = "not supported: use stored signatures of the inputs with neardup dedup --signatures"
@@ -162,9 +163,10 @@ one split per file. It writes, into --out (local or gs://):
   report.json                    counts, configuration, histograms, timings
 
 Shards read in order are the files neardup dedup writes; --single-file writes
-those files (kept.jsonl, clusters.jsonl, pairs.tsv) instead. --workers and
---memory are accepted for compatibility and only reported; --tmp-dir holds the
-state between pipelines and must be reachable by every worker.`,
+those files (kept.jsonl, clusters.jsonl, pairs.tsv) instead. --workers is
+accepted for compatibility and only reported; --memory limits this process,
+and so the workers of a local run; --tmp-dir holds the state between pipelines
+and must be reachable by every worker.`,
 		Example: `  neardup-beam --single-file -o out testdata/articles_1000.jsonl
   neardup-beam -o out 'shards/*.jsonl.gz'
   neardup-beam --runner=flink --endpoint=localhost:8099 --environment_type=LOOPBACK -o out 'shards/*.jsonl.gz'`,
@@ -208,6 +210,9 @@ func (o *options) check() error {
 	return nil
 }
 
+// setMemoryLimit is debug.SetMemoryLimit; tests replace it.
+var setMemoryLimit = debug.SetMemoryLimit
+
 func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Writer) error {
 	opts, err := o.dedup.Options(nil) // standard input is refused: workers cannot read it
 	if err != nil {
@@ -230,6 +235,11 @@ func run(ctx context.Context, o *options, inputs []string, stdout, stderr io.Wri
 	if !beam.Initialized() {
 		beam.Init()
 	}
+	// A local run's workers are this process: keep its heap within the
+	// budget, as neardup dedup does (never above a tighter GOMEMLIMIT).
+	prior := setMemoryLimit(-1)
+	setMemoryLimit(min(opts.Memory, prior))
+	defer setMemoryLimit(prior)
 	jo := &job.Options{Dedup: opts, SingleFile: o.singleFile, ShardLines: o.shardLines, Rounds: o.rounds, Partitions: o.partitions,
 		KeyFile: o.dedup.Sketch.Key.File, Run: func(ctx context.Context, p *beam.Pipeline) error { return beamx.Run(ctx, p) }}
 	if !o.dedup.Quiet {

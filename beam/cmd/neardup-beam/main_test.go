@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -59,6 +61,38 @@ func TestSameOutputsAsNeardup(t *testing.T) {
 		g, err := os.ReadFile(filepath.Join(got, name))
 		if err != nil || !bytes.Equal(w, g) {
 			t.Errorf("%s differs from neardup dedup's (%v)", name, err)
+		}
+	}
+}
+
+// TestMemoryLimit: --memory is the process's memory limit while the job
+// runs (a local run's workers are this process), never above a tighter
+// limit the process had (GOMEMLIMIT), and the limit before is restored.
+func TestMemoryLimit(t *testing.T) {
+	defer func(f func(int64) int64) { setMemoryLimit = f }(setMemoryLimit)
+	for _, c := range []struct {
+		prior int64
+		flag  string
+		want  int64
+	}{
+		{math.MaxInt64, "100MiB", 100 << 20},
+		{50 << 20, "100MiB", 50 << 20},
+	} {
+		limit, set := c.prior, []int64{}
+		setMemoryLimit = func(l int64) int64 {
+			old := limit
+			if l >= 0 {
+				limit = l
+				set = append(set, l)
+			}
+			return old
+		}
+		code, _, stderr := runCLI(t, "--memory", c.flag, "-q", "-o", t.TempDir(), sample)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		if want := []int64{c.want, c.prior}; !slices.Equal(set, want) {
+			t.Errorf("limit %d, --memory %s: limits set %v; want %v", c.prior, c.flag, set, want)
 		}
 	}
 }
