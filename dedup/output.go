@@ -47,7 +47,7 @@ func (r *run) tallyEdge(e edge) {
 func (r *run) cluster(ctx context.Context) error {
 	n := r.docs.len()
 	r.tally = newEdgeTally(n)
-	attrs := &cluster.Attrs{Lengths: r.docs.length, Values: r.docs.keep, Has: r.docs.hasKeep}
+	attrs := r.docs.attrs()
 	opts := r.job.ReferenceClusterOptions(r.ref.m) // reference documents placed first
 	var readErr error
 	edges := func(yield func(cluster.Edge) bool) {

@@ -97,6 +97,18 @@ type run struct {
 // limit is restored when the last run returns. A program that sets the limit
 // itself while a run is active sees its setting replaced when a run starts or
 // ends.
+//
+// What the budget does not bound is a few bytes a document, for the whole
+// run: its status and the end of its id (5 bytes) and the id itself, 4 more
+// under KeepLongest or 8 under KeepField, and under exact verification 4 for
+// where its text is; verification adds 4 a document and 8 a document in a
+// candidate pair, clustering 8 (16 under KeepLongest). So N documents with
+// ids of L bytes need about N·(17 + L) bytes beside the budget (exact
+// verification, the default policy; 0.54 GB for 20M documents with 10-byte
+// ids). Peak RSS stays within the budget plus 10 % while that is at most a
+// tenth of the budget; the rest of the budget's slack (live data peaks near
+// half of it) absorbs more in practice (BENCHMARKS.md, "Per-document
+// memory").
 func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {
 	return runJob(ctx, inputs, outDir, opts, nil)
 }
@@ -128,7 +140,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 	}
 	defer os.RemoveAll(tmp)
 
-	r := &run{opts: &o, job: job, inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
+	r := &run{opts: &o, job: job, docs: newDocTable(job.Keep.Kind), inputs: append([]string(nil), inputs...), tmp: tmp, t0: time.Now()}
 	r.out.wrap = wrap
 	defer r.out.abort() // a failed run leaves no output, nor temporary file
 	if o.Progress != nil {

@@ -572,32 +572,3 @@ func (r *run) signature(dst []uint64, d uint32) ([]uint64, error) {
 	}
 	return r.sigs.GetUint64s(dst, int(d))
 }
-
-// docTable holds the per-document bookkeeping, by input index.
-type docTable struct {
-	status  []uint8
-	ids     []byte
-	idEnd   []int64
-	length  []int64
-	keep    []float64
-	hasKeep []bool
-}
-
-func (d *docTable) len() int { return len(d.status) }
-
-func (d *docTable) add(status uint8, id []byte, length int64, keep float64, hasKeep bool) {
-	d.status = append(d.status, status)
-	d.ids = append(d.ids, id...)
-	d.idEnd = append(d.idEnd, int64(len(d.ids)))
-	d.length = append(d.length, length)
-	d.keep = append(d.keep, keep)
-	d.hasKeep = append(d.hasKeep, hasKeep)
-}
-
-func (d *docTable) id(i uint32) []byte {
-	lo := int64(0)
-	if i > 0 {
-		lo = d.idEnd[i-1]
-	}
-	return d.ids[lo:d.idEnd[i]]
-}

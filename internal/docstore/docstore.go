@@ -43,7 +43,7 @@ type Store struct {
 	chunkSize   int64
 	inMem       int64
 	chunks      []chunk
-	offs        []int64 // record i is bytes offs[i]..offs[i+1]
+	offs        Offsets // record i is bytes offs.At(i)..offs.At(i+1)
 	total       int64
 	spillNext   int // first chunk not yet spilled
 	f           *os.File
@@ -56,11 +56,13 @@ type Store struct {
 // starts with prefix.
 func New(dir, prefix string, budget int64) *Store {
 	c := chunkFor(budget)
-	return &Store{dir: dir, prefix: prefix, budget: max(budget, 2*c), chunkSize: c, offs: []int64{0}}
+	s := &Store{dir: dir, prefix: prefix, budget: max(budget, 2*c), chunkSize: c}
+	s.offs.Append(0)
+	return s
 }
 
 // Len is the number of records.
-func (s *Store) Len() int { return len(s.offs) - 1 }
+func (s *Store) Len() int { return s.offs.Len() - 1 }
 
 // Size is the total number of bytes stored.
 func (s *Store) Size() int64 { return s.total }
@@ -88,8 +90,8 @@ func (s *Store) Append(vals []byte) (int, error) {
 		vals = vals[k:]
 		s.total += int64(k)
 	}
-	s.offs = append(s.offs, s.total)
-	return len(s.offs) - 2, nil
+	s.offs.Append(s.total)
+	return s.offs.Len() - 2, nil
 }
 
 // newChunk returns the memory of a new chunk. Past the budget it first
@@ -130,7 +132,7 @@ func (s *Store) newChunk() ([]byte, error) {
 
 // Get appends record i to dst and returns it.
 func (s *Store) Get(dst []byte, i int) ([]byte, error) {
-	lo, hi := s.offs[i], s.offs[i+1]
+	lo, hi := s.offs.At(i), s.offs.At(i+1)
 	for lo < hi {
 		ci := int(lo / s.chunkSize)
 		at := int(lo % s.chunkSize)
@@ -151,7 +153,7 @@ func (s *Store) Get(dst []byte, i int) ([]byte, error) {
 }
 
 // RecordLen returns the length in bytes of record i.
-func (s *Store) RecordLen(i int) int { return int(s.offs[i+1] - s.offs[i]) }
+func (s *Store) RecordLen(i int) int { return int(s.offs.At(i+1) - s.offs.At(i)) }
 
 // AppendUint64s adds a record of uint64 values (in native byte order: the
 // store is private to one process) and returns its index.
@@ -178,9 +180,9 @@ func (s *Store) GetUint64s(dst []uint64, i int) ([]uint64, error) {
 	return dst, err
 }
 
-// Close releases the spill file.
+// Close releases the records, their offsets and the spill file.
 func (s *Store) Close() error {
-	s.chunks = nil
+	s.chunks, s.offs = nil, Offsets{}
 	if s.f != nil {
 		return s.f.Close()
 	}
