@@ -203,12 +203,14 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		r.bad = corpus.NewBadLog(w)
 	}
 
-	// The budget: a quarter for band-key entries (half buffer, half sort
-	// scratch), an eighth each for stored texts and (later) feature sets, a
-	// sixteenth each for signatures, candidate pairs and, while signing, the
-	// check of repeated ids (sign). Under exact verification no signature is
-	// kept while signing, so the texts have the signatures' sixteenth too
-	// (and verify's recomputed signatures a sixteenth later). The verified
+	// The budget: a quarter for band-key entries (one half being filled
+	// while the other is sorted and spilled), an eighth each for stored
+	// texts and (later) feature sets, a sixteenth each for signatures,
+	// candidate pairs and, while signing, the check of repeated ids (sign).
+	// Under exact verification no signature is kept while signing, so the
+	// texts have the signatures' sixteenth too; verify's recomputed
+	// signatures take the entries' quarter, free once candidates are found,
+	// less what the texts hold (verify.go). The verified
 	// pairs have a sixteenth from verify on, and their sort by ids another
 	// while pairs.tsv is written (edges.go). The rest is for
 	// per-document bookkeeping, batches in flight and the garbage collector,
