@@ -239,6 +239,17 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 	return ComponentsSeq(n, slices.Values(edges), attrs, opts)
 }
 
+// prepare checks n and opts and returns opts with its defaults and the
+// ranker of its keep policy, for the clustering functions.
+func prepare(n int, attrs *Attrs, opts *Options) (*Options, ranker, error) {
+	if err := checkN(n, opts); err != nil {
+		return nil, ranker{}, err
+	}
+	opts = opts.EnsureDefaults()
+	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
+	return opts, rank, err
+}
+
 // ComponentsSeq is Components over edges given as a sequence, in any
 // order, read once: the edges are never held, so memory is O(n) — 8 bytes
 // per document plus 4 per clustered document — whatever their number E.
@@ -246,11 +257,7 @@ func Components(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, erro
 // edge is numbered by its position in the sequence). A sequence that stops
 // early on an error of its own must make the caller discard the result.
 func ComponentsSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result, error) {
-	if err := checkN(n, opts); err != nil {
-		return nil, err
-	}
-	opts = opts.EnsureDefaults()
-	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
+	opts, rank, err := prepare(n, attrs, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -171,6 +171,17 @@ func (r *ranker) value(i uint32) (float64, bool) {
 	return v, true
 }
 
+// compare orders documents i and j by the policy (before), for sorts.
+func (r *ranker) compare(i, j uint32) int {
+	switch {
+	case r.before(i, j):
+		return -1
+	case r.before(j, i):
+		return 1
+	}
+	return 0
+}
+
 func (r *ranker) before(i, j uint32) bool {
 	if i < r.ref || j < r.ref {
 		// Reference documents rank first, among themselves by index.

@@ -69,15 +69,7 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 	}
 
 	if opts.Keep.Kind != KeepFirst { // for KeepFirst, index order already is policy order (reference documents first)
-		slices.SortFunc(order, func(a, b uint32) int {
-			switch {
-			case rank.before(a, b):
-				return -1
-			case rank.before(b, a):
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(order, rank.compare)
 	}
 
 	rep := make([]uint32, n) // the centre of each document's star, or noCluster
@@ -111,11 +103,7 @@ func Star(n int, edges []Edge, attrs *Attrs, opts *Options) (*Result, error) {
 // Under KeepFirst it is the index order. Callers sort edges by it for
 // StarSeq. Memory: 4 bytes per document (and the sort's).
 func VisitOrder(n int, attrs *Attrs, opts *Options) ([]uint32, error) {
-	if err := checkN(n, opts); err != nil {
-		return nil, err
-	}
-	opts = opts.EnsureDefaults()
-	rank, err := newRanker(opts.Keep, n, attrs, opts.Reference)
+	opts, rank, err := prepare(n, attrs, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -124,15 +112,7 @@ func VisitOrder(n int, attrs *Attrs, opts *Options) ([]uint32, error) {
 		order[d] = uint32(d)
 	}
 	if opts.Keep.Kind != KeepFirst {
-		slices.SortFunc(order, func(a, b uint32) int {
-			switch {
-			case rank.before(a, b):
-				return -1
-			case rank.before(b, a):
-				return 1
-			}
-			return 0
-		})
+		slices.SortFunc(order, rank.compare)
 	}
 	pos := make([]uint32, n)
 	for p, d := range order {
