@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -313,6 +314,44 @@ func TestExactPassRepeatedIDs(t *testing.T) {
 		}
 		if pairs, _ := os.ReadFile(filepath.Join(outOn, PairsFile)); !strings.Contains(string(pairs), "zz\t") && !strings.Contains(string(pairs), "\tzz") {
 			t.Errorf("%+v: zz, the copy in the bad first's place, pairs with nothing:\n%s", v, pairs)
+		}
+	}
+}
+
+// TestExactPassCountsDeterministic: report.json's signing counts and drift
+// distributions are the same whatever the workers and their timing. A
+// worker skips a copy whose first the exact pass already knows and signs
+// one it does not know yet; the counts used to be the workers' own, so a
+// copy counted or not as the race went (each run of 8 workers on this
+// corpus of copies one batch after their first gave other feature counts).
+func TestExactPassCountsDeterministic(t *testing.T) {
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	var docs []doc
+	for i, d := range base[:600] {
+		// Each document, then an exact copy of it (other case, so the
+		// raw records differ), so that a copy is most often in the next
+		// batch of a few records, signed while its first is in flight.
+		docs = append(docs, doc{fmt.Sprintf("d%04d", i), d.Text}, doc{fmt.Sprintf("c%04d", i), strings.ToUpper(d.Text)})
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	run := func(workers int) *Report {
+		opts := &Options{Workers: workers, Memory: 16 << 20}
+		opts.Corpus.BatchBytes = 2 << 10
+		_, rep := runDedup(t, []string{in}, opts)
+		return rep
+	}
+	want := run(1)
+	if want.Counts.ExactDuplicates != int64(len(base[:600])) {
+		t.Fatalf("exact duplicates %d; want %d", want.Counts.ExactDuplicates, len(base[:600]))
+	}
+	for i := range 6 {
+		got := run(8)
+		if got.Signatures != want.Signatures {
+			t.Fatalf("run %d, 8 workers: signatures %+v; 1 worker: %+v", i, got.Signatures, want.Signatures)
+		}
+		if !reflect.DeepEqual(got.Drift, want.Drift) {
+			t.Fatalf("run %d, 8 workers: drift distributions differ from 1 worker's", i)
 		}
 	}
 }

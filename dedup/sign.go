@@ -40,6 +40,11 @@ type signed struct {
 	entries []uint64
 	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
 	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
+	// per document: the signing metrics of its signature (zero when not
+	// signed). The collector counts those of the documents it keeps as
+	// signed (see signCorpus), so that the counts do not depend on which
+	// copies a worker happened to sign before the exact pass knew them.
+	metrics []minhash.Metrics
 }
 
 // signer is one worker's state. Documents are numbered by their input
@@ -48,8 +53,7 @@ type signed struct {
 // documents.
 type signer struct {
 	sk      sketch.Sketcher
-	drift   drift.Distributions // of the documents this worker signed
-	band    bool                // make bucket keys (else they wait for the corpus size: bandFingerprints)
+	band    bool // make bucket keys (else they wait for the corpus size: bandFingerprints)
 	keys    []uint64
 	keyBits int    // the sketch's bucket-key width (sketch.AppendKeyEntries)
 	base    uint32 // documents numbered before these records'
@@ -79,7 +83,7 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
 	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
-	out.entEnd, out.hashes = out.entEnd[:0], out.hashes[:0]
+	out.entEnd, out.hashes, out.metrics = out.entEnd[:0], out.hashes[:0], out.metrics[:0]
 	clear(out.locs) // file names
 	out.locs = out.locs[:0]
 	if w.batch != nil {
@@ -118,6 +122,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
+	out.metrics = append(out.metrics, minhash.Metrics{}) // set below if signed
 	if w.th != nil {
 		hi, lo, empty := w.th.TextHash(doc.Text)
 		if !empty {
@@ -137,7 +142,6 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		// The collector takes the stored signature, in input order, and
 		// makes the band-key entries (takeStored). The features are not
 		// counted (report.json's drift has none): that takes hashing.
-		w.drift.TextBytes.Add(float64(len(doc.Text)))
 		out.status = append(out.status, docOK)
 		out.texts = append(out.texts, doc.Text...)
 		out.textEnd = append(out.textEnd, len(out.texts))
@@ -145,9 +149,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		return nil
 	}
 	n := len(out.sigs)
-	before := w.sk.Metrics().Features
+	before := w.sk.Metrics()
 	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
-	w.drift.AddDocument(int64(len(doc.Text)), w.sk.Metrics().Features-before)
+	out.metrics[len(out.metrics)-1] = w.sk.Metrics().Sub(before)
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
@@ -180,6 +184,7 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.length = append(out.length, 0)
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
+	out.metrics = append(out.metrics, minhash.Metrics{})
 	out.textEnd = append(out.textEnd, len(out.texts))
 	out.entEnd = append(out.entEnd, len(out.entries))
 }
@@ -276,7 +281,6 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 	r.bar.Stage(stage, reader.Progress().Total, func() int64 { return reader.Progress().Read })
 	defer r.bar.Finish()
 
-	var signers []*signer
 	parse, err = corpuspipe.Run(ctx, reader, &r.opts.Corpus, r.opts.Workers,
 		func() (corpuspipe.Worker[signed], error) {
 			w, err := r.newSigner()
@@ -290,12 +294,29 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			}
 			w.locate = input && r.texts != nil
 			w.signAll = r.sigOut != nil
-			signers = append(signers, w)
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
 		},
 		func(b *corpuspipe.Batch[signed]) error {
 			if err := collect(&b.Result); err != nil {
 				return err
+			}
+			// The documents signed, as the collector decided in input
+			// order: the first of each text (and texts without features),
+			// never a copy, whether or not a worker signed it before the
+			// exact pass knew it was one. So the counts are the same
+			// whatever the workers and their timing.
+			res := &b.Result
+			for j, st := range res.status {
+				if st != docOK && st != docEmpty {
+					continue
+				}
+				if stored {
+					// Not hashed: the features are not counted.
+					dr.TextBytes.Add(float64(res.length[j]))
+					continue
+				}
+				hash = hash.Add(res.metrics[j])
+				dr.AddDocument(res.length[j], res.metrics[j].Features)
 			}
 			if r.bad != nil {
 				if err := r.bad.Add(b.Bad); err != nil {
@@ -307,12 +328,6 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 		})
 	if err != nil {
 		return parse, read, hash, dr, err
-	}
-	for _, w := range signers {
-		hash = hash.Add(w.sk.Metrics())
-		if err := dr.Merge(w.drift); err != nil {
-			return parse, read, hash, dr, err
-		}
 	}
 	return parse, reader.Stats(), hash, dr, nil
 }
@@ -370,7 +385,7 @@ func (r *run) newSigner() (*signer, error) {
 	if batchBytes <= 0 {
 		batchBytes = corpus.DefaultBatchBytes
 	}
-	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), drift: drift.NewDistributions(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
 	if r.exact != nil {
 		w.th, _ = sk.(sketch.TextHasher)
 		w.exact, w.batch = r.exact, newHashTable(1<<10)
@@ -435,6 +450,7 @@ func (r *run) collect(s *signed) error {
 			hs += 2
 			if first >= 0 {
 				st, sig, text, loc, entries = docCopy, nil, nil, nil, nil
+				s.status[j] = st // not counted as signed (signCorpus)
 			}
 		}
 		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, loc, sig); err != nil {

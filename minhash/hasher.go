@@ -111,6 +111,12 @@ func (m Metrics) Add(o Metrics) Metrics {
 	return Metrics{m.Signatures + o.Signatures, m.Features + o.Features, m.EmptySets + o.EmptySets, m.Bins + o.Bins, m.EmptyBins + o.EmptyBins, m.Rounds + o.Rounds}
 }
 
+// Sub returns m less o: the metrics of the work done between two readings
+// o and m of the same counters.
+func (m Metrics) Sub(o Metrics) Metrics {
+	return Metrics{m.Signatures - o.Signatures, m.Features - o.Features, m.EmptySets - o.EmptySets, m.Bins - o.Bins, m.EmptyBins - o.EmptyBins, m.Rounds - o.Rounds}
+}
+
 // String renders the metrics as a small table.
 func (m Metrics) String() string {
 	var b strings.Builder
