@@ -293,10 +293,13 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
 	}...)
-	for _, st := range stages {
+	for i, st := range stages {
 		t := time.Now()
 		if err := st.fn(ctx); err != nil {
 			return nil, err
+		}
+		if i < len(stages)-1 {
+			collectBetweenStages()
 		}
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
 	}
