@@ -96,7 +96,9 @@ type run struct {
 // had before (GOMEMLIMIT, or one the program set, is never raised), and that
 // limit is restored when the last run returns. A program that sets the limit
 // itself while a run is active sees its setting replaced when a run starts or
-// ends.
+// ends. Run also collects garbage between its stages, so that the next stage
+// reuses what the last released rather than fresh pages (under a large budget
+// the limit is far off and the pacer would wait for the heap to double).
 //
 // What the budget does not bound is a few bytes a document, for the whole
 // run: its status and the end of its id (5 bytes) and the id itself, 4 more
