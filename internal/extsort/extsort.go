@@ -127,6 +127,7 @@ func (s *Sorter) spill() error {
 type runWriter struct {
 	f   *os.File
 	buf []byte
+	off int64 // bytes written out before buf
 }
 
 // createRun creates a run file in dir (os.TempDir() if empty) whose name
@@ -145,6 +146,7 @@ func (w *runWriter) flush() error {
 		w.abort()
 		return fmt.Errorf("extsort: spill %s: %w", w.f.Name(), err)
 	}
+	w.off += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	return nil
 }

@@ -50,6 +50,7 @@ type WideSorter struct {
 	busy    bool
 	err     error // the first spill error
 	runs    []string
+	index   []runIndex // each run's index, as runs
 	bytes   int64
 	count   int64
 }
@@ -57,10 +58,11 @@ type WideSorter struct {
 // spilled is what a background spill hands back: its buffer, for reuse,
 // and the run it wrote.
 type spilled struct {
-	buf  []Wide
-	name string
-	size int64
-	err  error
+	buf   []Wide
+	name  string
+	size  int64
+	index runIndex
+	err   error
 }
 
 // NewWide returns a WideSorter that holds at most 2·limit entries in memory
@@ -141,8 +143,8 @@ func (s *WideSorter) spill() error {
 	s.busy = true
 	go func() {
 		sortWideInPlace(full, s.scratch)
-		name, size, err := writeWideRun(s.dir, s.prefix, full)
-		s.flight <- spilled{buf: full, name: name, size: size, err: err}
+		name, size, index, err := writeWideRun(s.dir, s.prefix, full)
+		s.flight <- spilled{buf: full, name: name, size: size, index: index, err: err}
 	}()
 	return nil
 }
@@ -158,30 +160,58 @@ func (s *WideSorter) wait() error {
 		}
 		if r.err == nil {
 			s.runs = append(s.runs, r.name)
+			s.index = append(s.index, r.index)
 			s.bytes += r.size
 		}
 	}
 	return s.err
 }
 
-// writeWideRun writes the sorted entries a as a run.
-func writeWideRun(dir, prefix string, a []Wide) (string, int64, error) {
+// indexPoint is where an entry of a run starts: its byte offset, its key
+// and the key before it (the base of its delta), so that reading can start
+// there. A run's index, kept in memory beside the run (the file's format is
+// unchanged), holds one entry in indexSpacing(len(run)), the first one
+// included, and serves as a sample of its keys too (WideSorter.IterParts).
+type indexPoint struct {
+	off       int64
+	key, prev uint64
+}
+
+// runIndex is a run's index: a point every every entries.
+type runIndex struct {
+	every  int
+	points []indexPoint
+}
+
+// indexSpacing is the entries between two points of the index of a run of
+// n entries: at least 256 points, at most 4096 entries apart (24 bytes of
+// index per 64 KiB of entries).
+func indexSpacing(n int) int { return min(1<<12, max(1, n/256)) }
+
+// writeWideRun writes the sorted entries a as a run and returns its index.
+func writeWideRun(dir, prefix string, a []Wide) (string, int64, runIndex, error) {
 	w, err := createRun(dir, prefix)
 	if err != nil {
-		return "", 0, err
+		return "", 0, runIndex{}, err
 	}
+	every := indexSpacing(len(a))
+	index := make([]indexPoint, 0, (len(a)+every-1)/every)
 	prev := uint64(0)
-	for _, e := range a {
+	for i, e := range a {
 		if len(w.buf) > cap(w.buf)-maxWideBytes {
 			if err := w.flush(); err != nil {
-				return "", 0, err
+				return "", 0, runIndex{}, err
 			}
+		}
+		if i%every == 0 {
+			index = append(index, indexPoint{off: w.off + int64(len(w.buf)), key: e.Key, prev: prev})
 		}
 		w.buf = binary.AppendUvarint(w.buf, e.Key-prev)
 		w.buf = binary.AppendUvarint(w.buf, uint64(e.Doc))
 		prev = e.Key
 	}
-	return w.finish()
+	name, size, err := w.finish()
+	return name, size, runIndex{every: every, points: index}, err
 }
 
 // maxWideBytes is the most bytes an entry takes in a run: a 64-bit and a
@@ -194,7 +224,7 @@ const maxWideBytes = binary.MaxVarintLen64 + 5
 func (s *WideSorter) Close() error {
 	s.wait()
 	err := removeRuns(s.runs)
-	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
+	s.buf, s.spare, s.scratch, s.runs, s.index = nil, nil, nil, nil, nil
 	return err
 }
 
