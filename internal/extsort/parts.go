@@ -18,8 +18,9 @@ import (
 // returns may each be read on a goroutine of its own; Close, once every
 // iterator is closed, removes the runs.
 type WideParts struct {
-	mem   []Wide // the in-memory remainder, sorted
-	memAt []int  // part i's entries of mem are mem[memAt[i]:memAt[i+1]]
+	mem   [][]Wide // the chunks in memory, each sorted
+	memAt [][]int  // part i's entries of mem[c] are mem[c][memAt[c][i]:memAt[c][i+1]]
+	parts int
 	files []*os.File
 	runs  []string
 	cuts  [][]runCut // cuts[r][i]: where part i starts in run r; one more at the end
@@ -49,12 +50,17 @@ func (s *WideSorter) IterParts(n int, shift uint) (*WideParts, error) {
 		return nil, err
 	}
 	if s.scratch == nil {
-		s.scratch = make([]Wide, max(len(s.buf)/64, 256))
+		s.scratch = make([]Wide, max(len(s.buf)/32, 256))
 	}
 	sortWideInPlace(s.buf, s.scratch)
-	p := &WideParts{mem: s.buf, runs: s.runs}
+	p := &WideParts{runs: s.runs}
+	for _, c := range append(s.sorted, s.buf) {
+		if len(c) > 0 {
+			p.mem = append(p.mem, c)
+		}
+	}
 	index := s.index
-	s.buf, s.spare, s.scratch, s.runs, s.index = nil, nil, nil, nil, nil
+	s.release()
 	for _, name := range p.runs {
 		f, err := os.Open(name)
 		if err != nil {
@@ -64,11 +70,14 @@ func (s *WideSorter) IterParts(n int, shift uint) (*WideParts, error) {
 		p.files = append(p.files, f)
 	}
 	bounds := wideBounds(p.mem, index, n, shift)
-	p.memAt = append(p.memAt, 0)
-	for _, b := range bounds {
-		p.memAt = append(p.memAt, sort.Search(len(p.mem), func(i int) bool { return p.mem[i].Key >= b }))
+	p.parts = len(bounds) + 1
+	for _, c := range p.mem {
+		at := []int{0}
+		for _, b := range bounds {
+			at = append(at, sort.Search(len(c), func(i int) bool { return c[i].Key >= b }))
+		}
+		p.memAt = append(p.memAt, append(at, len(c)))
 	}
-	p.memAt = append(p.memAt, len(p.mem))
 	for r, f := range p.files {
 		st, err := f.Stat()
 		if err != nil {
@@ -96,18 +105,20 @@ func (s *WideSorter) IterParts(n int, shift uint) (*WideParts, error) {
 // stands for. The first key of every source is sampled, so the smallest
 // sample is the smallest key, and a boundary above it leaves the first
 // part something.
-func wideBounds(mem []Wide, index []runIndex, n int, shift uint) []uint64 {
+func wideBounds(mem [][]Wide, index []runIndex, n int, shift uint) []uint64 {
 	type sample struct {
 		key uint64
 		n   int
 	}
 	var keys []sample
 	total := 0
-	every := indexSpacing(len(mem))
-	for i := 0; i < len(mem); i += every {
-		keys = append(keys, sample{mem[i].Key, min(every, len(mem)-i)})
+	for _, c := range mem {
+		every := indexSpacing(len(c))
+		for i := 0; i < len(c); i += every {
+			keys = append(keys, sample{c[i].Key, min(every, len(c)-i)})
+		}
+		total += len(c)
 	}
-	total += len(mem)
 	for _, ix := range index {
 		// The last point stands for fewer; the weights only place the
 		// boundaries.
@@ -174,17 +185,22 @@ func locate(f *os.File, ix []indexPoint, size int64, b uint64) (runCut, error) {
 }
 
 // Len is the number of parts.
-func (p *WideParts) Len() int { return len(p.memAt) - 1 }
+func (p *WideParts) Len() int { return p.parts }
 
 // Part returns an iterator over part i's entries, by key, then document.
 // Close it when done (which frees its buffers; the runs stay until the
 // WideParts is closed).
 func (p *WideParts) Part(i int) (*WideIterator, error) {
-	mem := p.mem[p.memAt[i]:p.memAt[i+1]]
-	if len(p.files) == 0 {
-		return &WideIterator{mem: mem}, nil
+	var srcs []*wideRun
+	for c, m := range p.mem {
+		srcs = append(srcs, &wideRun{mem: m[p.memAt[c][i]:p.memAt[c][i+1]]})
 	}
-	srcs := []*wideRun{{mem: mem}}
+	switch {
+	case len(p.files) == 0 && len(srcs) == 0:
+		return &WideIterator{}, nil
+	case len(p.files) == 0 && len(srcs) == 1:
+		return &WideIterator{mem: srcs[0].mem}, nil
+	}
 	for r, f := range p.files {
 		from, to := p.cuts[r][i], p.cuts[r][i+1]
 		srcs = append(srcs, &wideRun{r: io.NewSectionReader(f, from.off, to.off-from.off), name: f.Name(),

@@ -1,7 +1,10 @@
 package extsort
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -80,6 +83,96 @@ func TestWidePartsMatchSort(t *testing.T) {
 				if parts > 1 && tc.n >= 60000 && !tc.narrow && shift < 60 && p.Len() != parts {
 					t.Errorf("%s: %d parts of %d random keys", name, p.Len(), tc.n)
 				}
+			}
+		}
+	}
+}
+
+// TestWideSorterChunks: whatever the chunk size (one chunk a run, or runs
+// merged from chunks sorted one by one, the last one short), the runs
+// written are byte for byte the same, and Iter and IterParts yield the
+// entries slices.SortFunc gives, from chunks in memory only (a limit above
+// the entries) or chunks and runs.
+func TestWideSorterChunks(t *testing.T) {
+	for _, tc := range []struct{ n, limit int }{{0, 1024}, {50000, 5000}, {50000, 1 << 20}, {4000, 1024}} {
+		r := rand.New(rand.NewPCG(uint64(tc.n), 7))
+		want := randomWide(r, tc.n, false)
+		var runs [][]byte
+		for k, chunk := range []int{0, 1000, 333, 64} {
+			name := fmt.Sprintf("n=%d/limit=%d/chunk=%d", tc.n, tc.limit, chunk)
+			s := NewWide(t.TempDir(), "test", tc.limit)
+			if chunk > 0 {
+				s.chunk = chunk
+			}
+			for i, e := range want {
+				if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+					t.Fatal(err)
+				}
+				if i%997 == 0 && len(s.buf) > s.chunk {
+					t.Fatalf("%s: a chunk of %d entries", name, len(s.buf))
+				}
+			}
+			s.wait()
+			var files []byte
+			for _, f := range s.runs {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				files = append(append(files, b...), '|')
+			}
+			if k == 0 {
+				runs = append(runs, files)
+			} else if !bytes.Equal(files, runs[0]) {
+				t.Errorf("%s: runs differ from those of one chunk a run", name)
+			}
+			if tc.n > tc.limit && len(s.runs) == 0 {
+				t.Errorf("%s: nothing spilled", name)
+			}
+			sorted := slices.SortedFunc(slices.Values(want), compareWide)
+			var got []Wide
+			if k%2 == 0 {
+				it, err := s.Iter()
+				if err != nil {
+					t.Fatal(err)
+				}
+				for e, ok := it.Next(); ok; e, ok = it.Next() {
+					got = append(got, e)
+				}
+				if err := it.Err(); err != nil {
+					t.Fatal(err)
+				}
+				if err := it.Close(); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				p, err := s.IterParts(4, 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range p.Len() {
+					it, err := p.Part(i)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for e, ok := it.Next(); ok; e, ok = it.Next() {
+						got = append(got, e)
+					}
+					if err := it.Err(); err != nil {
+						t.Fatal(err)
+					}
+					it.Close()
+				}
+				if err := p.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !slices.Equal(got, sorted) {
+				t.Fatalf("%s: got %d entries, not those of slices.SortFunc (%d)", name, len(got), len(sorted))
+			}
+			left, _ := filepath.Glob(filepath.Join(s.dir, "*"))
+			if len(left) > 0 {
+				t.Errorf("%s: %d files left", name, len(left))
 			}
 		}
 	}

@@ -28,12 +28,19 @@ func compareWide(a, b Wide) int {
 
 // WideSorter is Sorter for Wide entries: it collects (key, document) pairs
 // and yields them sorted by key, then document, spilling runs to disk. It
-// holds at most 2·limit entries (16 bytes each) in memory, what Sorter's
-// limit and sort scratch take: a buffer being filled and, while a full one
-// is sorted in place and written out by a goroutine of its own, the one
-// being spilled, each of limit − limit/64 entries, and a scratch of
-// limit/32 entries for sorting. Add does not wait for a spill unless the
-// previous one is still being written when the next buffer is full.
+// holds at most about 2·limit entries (16 bytes each) in memory, what
+// Sorter's limit and sort scratch take.
+//
+// Entries go into chunks of at most wideChunk entries, each sorted in place
+// by a goroutine of its own as soon as it is full, while the next one
+// fills; once the chunks add up to limit − limit/64 entries, that goroutine
+// merges them into a run on disk while the next run's chunks fill. So a
+// run holds the same entries whatever the chunk size, and the sorting is
+// done in the background whether the entries end up on disk or not: with
+// a budget larger than the corpus, the chunks stay in memory and are
+// merged at the end, where a single buffer would be sorted then, on one
+// core. Add waits only when the chunk or run before is still being sorted
+// or written when the next chunk is full.
 //
 // A run on disk is, per entry, the uvarint of the key's increase over the
 // previous entry's and the uvarint of the document. A WideSorter is not safe
@@ -42,11 +49,14 @@ func compareWide(a, b Wide) int {
 type WideSorter struct {
 	dir     string
 	prefix  string
-	limit   int // entries a buffer holds before it is spilled
-	buf     []Wide
-	spare   []Wide // the other buffer, when no spill is in flight
+	limit   int      // entries a run holds
+	chunk   int      // entries a chunk holds
+	buf     []Wide   // the chunk being filled
+	sorted  [][]Wide // the current run's chunks sorted so far
+	held    int      // entries of the current run in sorted and in flight
+	free    [][]Wide // chunks of runs written, for reuse
 	scratch []Wide
-	flight  chan spilled // the spill in flight, if busy
+	flight  chan wideJob // the job in flight, if busy
 	busy    bool
 	err     error // the first spill error
 	runs    []string
@@ -55,29 +65,35 @@ type WideSorter struct {
 	count   int64
 }
 
-// spilled is what a background spill hands back: its buffer, for reuse,
-// and the run it wrote.
-type spilled struct {
-	buf   []Wide
-	name  string
-	size  int64
-	index runIndex
-	err   error
+// wideChunk is the most entries a WideSorter's chunk holds (64 MiB).
+const wideChunk = 1 << 22
+
+// wideJob is the background goroutine's work: sort a chunk, or sort the
+// last of a run's chunks and write the run; it comes back with the chunks
+// and the run written.
+type wideJob struct {
+	chunks [][]Wide // the last unsorted
+	write  bool
+	name   string
+	size   int64
+	index  runIndex
+	err    error
 }
 
-// NewWide returns a WideSorter that holds at most 2·limit entries in memory
-// and spills runs into dir (os.TempDir() if empty) with file names starting
-// with prefix.
+// NewWide returns a WideSorter that holds at most about 2·limit entries in
+// memory and spills runs into dir (os.TempDir() if empty) with file names
+// starting with prefix.
 func NewWide(dir, prefix string, limit int) *WideSorter {
 	limit = max(limit, 1024)
-	return &WideSorter{dir: dir, prefix: prefix, limit: limit - limit/64, flight: make(chan spilled, 1)}
+	limit -= limit / 64
+	return &WideSorter{dir: dir, prefix: prefix, limit: limit, chunk: min(limit, wideChunk), flight: make(chan wideJob, 1)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
-// below 1<<32. It may start a spill, and wait for the previous one; it
-// returns the error of an earlier spill, if any. It panics on an odd number
-// of words.
+// below 1<<32. It may start sorting a chunk or writing a run, and wait for
+// the one before; it returns the error of an earlier spill, if any. It
+// panics on an odd number of words.
 func (s *WideSorter) Add(words ...uint64) error {
 	if len(words)%2 != 0 {
 		panic("extsort: WideSorter.Add of an odd number of words")
@@ -90,8 +106,12 @@ func (s *WideSorter) Add(words ...uint64) error {
 			s.grow()
 		}
 		s.buf = append(s.buf, Wide{Key: words[i], Doc: uint32(words[i+1])})
-		if len(s.buf) >= s.limit {
-			if err := s.spill(); err != nil {
+		if s.held+len(s.buf) >= s.limit {
+			if err := s.hand(true); err != nil {
+				return err
+			}
+		} else if len(s.buf) >= s.chunk {
+			if err := s.hand(false); err != nil {
 				return err
 			}
 		}
@@ -100,9 +120,15 @@ func (s *WideSorter) Add(words ...uint64) error {
 	return nil
 }
 
-// grow doubles the buffer up to the limit (see Sorter.grow).
+// grow doubles the chunk being filled up to the chunk size (see
+// Sorter.grow), or takes a chunk of a run written.
 func (s *WideSorter) grow() {
-	c := min(s.limit, max(2*cap(s.buf), 1<<15))
+	if len(s.buf) == 0 && len(s.free) > 0 {
+		s.buf = s.free[len(s.free)-1][:0]
+		s.free = s.free[:len(s.free)-1]
+		return
+	}
+	c := min(s.chunk, max(2*cap(s.buf), 1<<15))
 	b := make([]Wide, len(s.buf), c)
 	copy(b, s.buf)
 	s.buf = b
@@ -125,44 +151,57 @@ func (s *WideSorter) SpilledBytes() int64 {
 	return s.bytes
 }
 
-// spill hands the full buffer to a goroutine that sorts it and writes it
-// as a run, after waiting for the previous spill, and goes on with the
-// other buffer.
-func (s *WideSorter) spill() error {
+// hand gives the full chunk to a goroutine that sorts it and, with write,
+// merges it with the run's other chunks into a run on disk, after waiting
+// for the job before; Add goes on with another chunk.
+func (s *WideSorter) hand(write bool) error {
 	if err := s.wait(); err != nil {
 		return err
 	}
 	if s.scratch == nil {
-		s.scratch = make([]Wide, s.limit/32)
+		s.scratch = make([]Wide, s.chunk/32)
 	}
-	full := s.buf
-	s.buf, s.spare = s.spare[:0], nil
-	if cap(s.buf) < s.limit {
-		s.buf = make([]Wide, 0, s.limit)
+	j := wideJob{write: write}
+	if write {
+		j.chunks = append(s.sorted, s.buf)
+		s.sorted, s.held = nil, 0
+	} else {
+		j.chunks = [][]Wide{s.buf}
+		s.held += len(s.buf)
 	}
+	s.buf = nil
 	s.busy = true
 	go func() {
-		sortWideInPlace(full, s.scratch)
-		name, size, index, err := writeWideRun(s.dir, s.prefix, full)
-		s.flight <- spilled{buf: full, name: name, size: size, index: index, err: err}
+		sortWideInPlace(j.chunks[len(j.chunks)-1], s.scratch)
+		if j.write {
+			j.name, j.size, j.index, j.err = writeWideRun(s.dir, s.prefix, j.chunks)
+		}
+		s.flight <- j
 	}()
 	return nil
 }
 
-// wait waits for the spill in flight, if any, and takes its buffer back.
+// wait waits for the job in flight, if any, and takes its chunks back.
 func (s *WideSorter) wait() error {
-	if s.busy {
-		r := <-s.flight
-		s.busy = false
-		s.spare = r.buf[:0]
-		if r.err != nil && s.err == nil {
-			s.err = r.err
-		}
-		if r.err == nil {
-			s.runs = append(s.runs, r.name)
-			s.index = append(s.index, r.index)
-			s.bytes += r.size
-		}
+	if !s.busy {
+		return s.err
+	}
+	j := <-s.flight
+	s.busy = false
+	if !j.write {
+		s.sorted = append(s.sorted, j.chunks[0])
+		return s.err
+	}
+	for _, c := range j.chunks {
+		s.free = append(s.free, c[:0])
+	}
+	if j.err != nil && s.err == nil {
+		s.err = j.err
+	}
+	if j.err == nil {
+		s.runs = append(s.runs, j.name)
+		s.index = append(s.index, j.index)
+		s.bytes += j.size
 	}
 	return s.err
 }
@@ -188,27 +227,54 @@ type runIndex struct {
 // index per 64 KiB of entries).
 func indexSpacing(n int) int { return min(1<<12, max(1, n/256)) }
 
-// writeWideRun writes the sorted entries a as a run and returns its index.
-func writeWideRun(dir, prefix string, a []Wide) (string, int64, runIndex, error) {
+// writeWideRun writes the entries of the sorted chunks, merged, as a run
+// and returns its index.
+func writeWideRun(dir, prefix string, chunks [][]Wide) (string, int64, runIndex, error) {
 	w, err := createRun(dir, prefix)
 	if err != nil {
 		return "", 0, runIndex{}, err
 	}
-	every := indexSpacing(len(a))
-	index := make([]indexPoint, 0, (len(a)+every-1)/every)
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	every := indexSpacing(n)
+	index := make([]indexPoint, 0, (n+every-1)/every)
 	prev := uint64(0)
-	for i, e := range a {
+	i := 0
+	add := func(e Wide) error {
 		if len(w.buf) > cap(w.buf)-maxWideBytes {
 			if err := w.flush(); err != nil {
-				return "", 0, runIndex{}, err
+				return err
 			}
 		}
 		if i%every == 0 {
 			index = append(index, indexPoint{off: w.off + int64(len(w.buf)), key: e.Key, prev: prev})
 		}
+		i++
 		w.buf = binary.AppendUvarint(w.buf, e.Key-prev)
 		w.buf = binary.AppendUvarint(w.buf, uint64(e.Doc))
 		prev = e.Key
+		return nil
+	}
+	if len(chunks) == 1 {
+		for _, e := range chunks[0] {
+			if err := add(e); err != nil {
+				return "", 0, runIndex{}, err
+			}
+		}
+	} else {
+		var t loserTree
+		srcs := make([]*wideRun, len(chunks))
+		for k, c := range chunks {
+			srcs[k] = &wideRun{mem: c}
+		}
+		t.init(srcs) // in memory: no error
+		for e, ok, _ := t.pop(); ok; e, ok, _ = t.pop() {
+			if err := add(e); err != nil {
+				return "", 0, runIndex{}, err
+			}
+		}
 	}
 	name, size, err := w.finish()
 	return name, size, runIndex{every: every, points: index}, err
@@ -224,7 +290,7 @@ const maxWideBytes = binary.MaxVarintLen64 + 5
 func (s *WideSorter) Close() error {
 	s.wait()
 	err := removeRuns(s.runs)
-	s.buf, s.spare, s.scratch, s.runs, s.index = nil, nil, nil, nil, nil
+	s.release()
 	return err
 }
 
@@ -342,39 +408,25 @@ func lsdHigh(a, b []Wide, shift uint) {
 	}
 }
 
+// release drops the sorter's chunks, runs and scratch.
+func (s *WideSorter) release() {
+	s.buf, s.sorted, s.free, s.scratch, s.runs, s.index = nil, nil, nil, nil, nil, nil
+}
+
 // Iter returns an iterator over every entry added, by key, then document.
 // No more entries may be added afterwards. Close the iterator to remove the
 // runs.
 func (s *WideSorter) Iter() (*WideIterator, error) {
-	if err := s.wait(); err != nil {
-		s.Close()
+	p, err := s.IterParts(1, 0)
+	if err != nil {
 		return nil, err
 	}
-	if s.scratch == nil {
-		s.scratch = make([]Wide, max(len(s.buf)/64, 256))
-	}
-	sortWideInPlace(s.buf, s.scratch)
-	it := &WideIterator{runs: s.runs}
-	if len(s.runs) == 0 {
-		it.mem = s.buf
-		s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
-		return it, nil
-	}
-	srcs := []*wideRun{{mem: s.buf}}
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("extsort: %w", err)
-		}
-		it.files = append(it.files, f)
-		srcs = append(srcs, &wideRun{r: f, name: name, buf: make([]byte, 0, wideReadBuf)})
-	}
-	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
-	if err := it.tree.init(srcs); err != nil {
-		it.Close()
+	it, err := p.Part(0)
+	if err != nil {
+		p.Close()
 		return nil, err
 	}
+	it.files, it.runs = p.files, p.runs
 	return it, nil
 }
 
