@@ -3,9 +3,9 @@ package extsort
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"

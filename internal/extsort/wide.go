@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/neardup/neardup/internal/kmerge"
 )
 
 // Wide is a band-key entry with a key of up to 64 bits: the batch driver's
@@ -508,89 +510,43 @@ func (w *wideRun) fill() error {
 	return nil
 }
 
-// loserTree merges runs: a tournament tree whose internal nodes hold the
-// run that lost there, so that replacing the winner's entry costs one
-// comparison a level (log₂ of the runs), against the two of a binary heap.
-// Runs are numbered; node k+i is run i's leaf, nodes 1 to k−1 are internal
-// (node n's children are 2n and 2n+1) and node 0 holds the winner.
+// loserTree merges runs with a kmerge.Tree: by key, then document, then
+// run number.
 type loserTree struct {
-	runs  []*wideRun
-	head  []Wide // each run's current entry
-	done  []bool // run exhausted
-	nodes []int
+	runs []*wideRun
+	t    *kmerge.Tree[Wide]
 }
 
-// less reports whether run i's head sorts before run j's; exhausted runs
-// sort last, ties by run number.
-func (t *loserTree) less(i, j int) bool {
-	if t.done[i] || t.done[j] {
-		return !t.done[i] && t.done[j] || t.done[i] == t.done[j] && i < j
-	}
-	a, b := t.head[i], t.head[j]
-	if a.Key != b.Key {
-		return a.Key < b.Key
-	}
-	if a.Doc != b.Doc {
-		return a.Doc < b.Doc
-	}
-	return i < j
-}
+// compareDocs orders entries of equal keys.
+func compareDocs(a, b Wide) int { return cmp.Compare(a.Doc, b.Doc) }
 
 // init reads each run's first entry and plays the tournament.
 func (t *loserTree) init(runs []*wideRun) error {
-	k := len(runs)
-	t.runs, t.head, t.done, t.nodes = runs, make([]Wide, k), make([]bool, k), make([]int, k)
-	for i := range runs {
-		if err := t.advance(i); err != nil {
+	t.runs, t.t = runs, kmerge.New(len(runs), compareDocs)
+	for i, r := range runs {
+		e, ok, err := r.next()
+		if err != nil {
 			return err
 		}
+		t.t.Set(i, e.Key, e, ok)
 	}
-	win := make([]int, 2*k)
-	for i := range k {
-		win[k+i] = i
-	}
-	for n := k - 1; n >= 1; n-- {
-		a, b := win[2*n], win[2*n+1]
-		if t.less(a, b) {
-			win[n], t.nodes[n] = a, b
-		} else {
-			win[n], t.nodes[n] = b, a
-		}
-	}
-	if k > 1 {
-		t.nodes[0] = win[1]
-	}
-	return nil
-}
-
-// advance loads run i's next entry into its head.
-func (t *loserTree) advance(i int) error {
-	e, ok, err := t.runs[i].next()
-	if err != nil {
-		return err
-	}
-	t.head[i], t.done[i] = e, !ok
+	t.t.Init()
 	return nil
 }
 
 // pop returns the smallest head and replaces it with the next entry of its
 // run; ok is false when every run is exhausted.
 func (t *loserTree) pop() (e Wide, ok bool, err error) {
-	w := t.nodes[0]
-	if t.done[w] {
+	w, ok := t.t.Winner()
+	if !ok {
 		return Wide{}, false, nil
 	}
-	e = t.head[w]
-	if err := t.advance(w); err != nil {
+	e = t.t.Head(w)
+	n, more, err := t.runs[w].next()
+	if err != nil {
 		return Wide{}, false, err
 	}
-	k := len(t.runs)
-	for n := (w + k) / 2; n >= 1; n /= 2 {
-		if l := t.nodes[n]; t.less(l, w) {
-			t.nodes[n], w = w, l
-		}
-	}
-	t.nodes[0] = w
+	t.t.Replace(n.Key, n, more)
 	return e, true, nil
 }
 
