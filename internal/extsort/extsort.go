@@ -218,14 +218,14 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 		it.srcs = append(it.srcs, &source{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
 	s.buf, s.scratch, s.runs = nil, nil, nil
-	it.tree = kmerge.New[struct{}](len(it.srcs), nil)
+	it.tree = kmerge.New(len(it.srcs), nil)
 	for i, src := range it.srcs {
 		v, err := src.Next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			it.Close()
 			return nil, err
 		}
-		it.tree.Set(i, v, struct{}{}, err == nil)
+		it.tree.Set(i, v, err == nil)
 	}
 	it.tree.Init()
 	return it, nil
@@ -265,8 +265,8 @@ func (s *source) Next() (uint64, error) {
 type Iterator struct {
 	mem    []uint64 // when nothing was spilled
 	pos    int
-	srcs   []*source              // the runs and the in-memory remainder, when some were spilled
-	tree   *kmerge.Tree[struct{}] // their merge: the values are the keys
+	srcs   []*source    // the runs and the in-memory remainder, when some were spilled
+	tree   *kmerge.Tree // their merge: the values are the keys
 	files  []*os.File
 	runs   []string
 	unique bool
@@ -294,13 +294,13 @@ func (it *Iterator) Next() (uint64, bool) {
 		if !ok {
 			return 0, false
 		}
-		v := it.tree.Key(w)
+		v := it.tree.Top()
 		next, err := it.srcs[w].Next()
 		if err != nil && !errors.Is(err, io.EOF) {
 			it.err = err
 			return 0, false
 		}
-		it.tree.Replace(next, struct{}{}, err == nil)
+		it.tree.Replace(next, err == nil)
 		if it.unique && it.any && v == it.last {
 			continue
 		}

@@ -153,14 +153,14 @@ func (s *RecordSorter) Iter() (*RecordIterator, error) {
 		it.srcs = append(it.srcs, &recordSource{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
 	s.buf, s.runs = nil, nil
-	it.tree = kmerge.New(len(it.srcs), CompareRecords)
+	it.tree = kmerge.New(len(it.srcs), func(i, j int) int { return CompareRecords(it.srcs[i].head, it.srcs[j].head) })
 	for i, src := range it.srcs {
 		ok, err := src.next()
 		if err != nil {
 			it.Close()
 			return nil, err
 		}
-		it.tree.Set(i, src.head.Key[0], src.head, ok)
+		it.tree.Set(i, src.head.Key[0], ok)
 	}
 	it.tree.Init()
 	return it, nil
@@ -217,7 +217,7 @@ func noEOF(err error) error {
 // RecordIterator yields the sorted records. Not safe for concurrent use.
 type RecordIterator struct {
 	srcs  []*recordSource
-	tree  *kmerge.Tree[Record] // by Key[0], then CompareRecords
+	tree  *kmerge.Tree // by Key[0], then CompareRecords
 	files []*os.File
 	runs  []string
 	err   error
@@ -232,14 +232,14 @@ func (it *RecordIterator) Next() (Record, bool) {
 	if !ok {
 		return Record{}, false
 	}
-	r := it.tree.Head(w)
 	src := it.srcs[w]
+	r := src.head
 	ok, err := src.next()
 	if err != nil {
 		it.err = err
 		return Record{}, false
 	}
-	it.tree.Replace(src.head.Key[0], src.head, ok)
+	it.tree.Replace(src.head.Key[0], ok)
 	return r, true
 }
 

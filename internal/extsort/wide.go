@@ -514,21 +514,21 @@ func (w *wideRun) fill() error {
 // run number.
 type loserTree struct {
 	runs []*wideRun
-	t    *kmerge.Tree[Wide]
+	head []Wide // each run's current entry
+	t    *kmerge.Tree
 }
-
-// compareDocs orders entries of equal keys.
-func compareDocs(a, b Wide) int { return cmp.Compare(a.Doc, b.Doc) }
 
 // init reads each run's first entry and plays the tournament.
 func (t *loserTree) init(runs []*wideRun) error {
-	t.runs, t.t = runs, kmerge.New(len(runs), compareDocs)
+	t.runs, t.head = runs, make([]Wide, len(runs))
+	t.t = kmerge.New(len(runs), func(i, j int) int { return cmp.Compare(t.head[i].Doc, t.head[j].Doc) })
 	for i, r := range runs {
 		e, ok, err := r.next()
 		if err != nil {
 			return err
 		}
-		t.t.Set(i, e.Key, e, ok)
+		t.head[i] = e
+		t.t.Set(i, e.Key, ok)
 	}
 	t.t.Init()
 	return nil
@@ -541,12 +541,13 @@ func (t *loserTree) pop() (e Wide, ok bool, err error) {
 	if !ok {
 		return Wide{}, false, nil
 	}
-	e = t.t.Head(w)
+	e = t.head[w]
 	n, more, err := t.runs[w].next()
 	if err != nil {
 		return Wide{}, false, err
 	}
-	t.t.Replace(n.Key, n, more)
+	t.head[w] = n
+	t.t.Replace(n.Key, more)
 	return e, true, nil
 }
 

@@ -46,9 +46,10 @@ func TestTreeMatchesStableSort(t *testing.T) {
 					}
 					all = append(all, srcs[s]...)
 				}
-				var tie func(a, b item) int
+				heads := make([]item, k)
+				var tie func(i, j int) int
 				if useTie {
-					tie = func(a, b item) int { return cmp.Compare(a.sub, b.sub) }
+					tie = func(i, j int) int { return cmp.Compare(heads[i].sub, heads[j].sub) }
 				}
 				want := slices.Clone(all)
 				slices.SortStableFunc(want, func(a, b item) int {
@@ -66,19 +67,20 @@ func TestTreeMatchesStableSort(t *testing.T) {
 					if ok {
 						h = srcs[s][0]
 					}
-					tr.Set(s, h.key, h, ok)
+					heads[s] = h
+					tr.Set(s, h.key, ok)
 					next[s] = 1
 				}
 				tr.Init()
 				var got []item
 				for w, ok := tr.Winner(); ok; w, ok = tr.Winner() {
-					got = append(got, tr.Head(w))
+					got = append(got, heads[w])
 					if next[w] < len(srcs[w]) {
-						h := srcs[w][next[w]]
-						tr.Replace(h.key, h, true)
+						heads[w] = srcs[w][next[w]]
+						tr.Replace(heads[w].key, true)
 						next[w]++
 					} else {
-						tr.Replace(0, item{}, false)
+						tr.Replace(0, false)
 					}
 				}
 				if !slices.Equal(got, want) {
@@ -91,15 +93,15 @@ func TestTreeMatchesStableSort(t *testing.T) {
 
 func Example() {
 	runs := [][]uint64{{1, 4, 9}, {2, 3, 10}, {}, {4, 5}}
-	t := New[uint64](len(runs), nil)
+	t := New(len(runs), nil)
 	for i, r := range runs {
-		t.Set(i, first(r), first(r), len(r) > 0)
+		t.Set(i, first(r), len(r) > 0)
 	}
 	t.Init()
 	for w, ok := t.Winner(); ok; w, ok = t.Winner() {
-		fmt.Print(t.Head(w), " ")
+		fmt.Print(t.Top(), " ")
 		runs[w] = runs[w][1:]
-		t.Replace(first(runs[w]), first(runs[w]), len(runs[w]) > 0)
+		t.Replace(first(runs[w]), len(runs[w]) > 0)
 	}
 	fmt.Println()
 	// Output: 1 2 3 4 4 5 9 10
