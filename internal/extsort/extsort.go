@@ -1,16 +1,15 @@
 // Package extsort sorts more uint64 values than fit in a memory budget: values
 // are buffered, and each full buffer is radix-sorted and written to a temporary
 // file as a run (delta-encoded uvarints); reading merges the in-memory
-// remainder with every run with a loser tree (internal/kmerge, the module's
-// one k-way merge: RecordSorter and WideSorter merge with it too, and
-// lsh.Merger). The batch dedup driver uses it
+// remainder with every run with a loser tree (internal/kmerge, with which
+// RecordSorter and WideSorter merge too). The batch dedup driver uses it
 // for packed (band key | document) entries and (a | b) candidate pairs.
 //
 // WideSorter does the same for (64-bit key, document) entries, the band-key
 // entries of dedup's default 64-bit keys, the most numerous values a run
-// sorts: it sorts each full buffer in place and writes it in the background
-// while the next one fills, and merges its runs with a loser tree, decoding
-// each run from a large buffer.
+// sorts: it sorts chunks in place in the background as they fill, merges a
+// run's chunks as it writes the run, decodes each run from a large buffer,
+// and can split the merge into key ranges read side by side (IterParts).
 package extsort
 
 import (
