@@ -122,8 +122,9 @@ func (s *WideSorter) Add(words ...uint64) error {
 	return nil
 }
 
-// grow doubles the chunk being filled up to the chunk size (see
-// Sorter.grow), or takes a chunk of a run written.
+// grow doubles the first chunk up to the chunk size (see Sorter.grow);
+// a later one is a chunk of a run written, or made full size: once a chunk
+// has filled, the entries are not few.
 func (s *WideSorter) grow() {
 	if len(s.buf) == 0 && len(s.free) > 0 {
 		s.buf = s.free[len(s.free)-1][:0]
@@ -131,6 +132,9 @@ func (s *WideSorter) grow() {
 		return
 	}
 	c := min(s.chunk, max(2*cap(s.buf), 1<<15))
+	if s.busy || s.held > 0 || len(s.runs) > 0 {
+		c = s.chunk
+	}
 	b := make([]Wide, len(s.buf), c)
 	copy(b, s.buf)
 	s.buf = b

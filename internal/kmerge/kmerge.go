@@ -19,7 +19,7 @@ package kmerge
 // that of the source's next head. The zero value is a tree of no sources.
 // Not safe for concurrent use.
 type Tree struct {
-	nodes []node // nodes[0]: the winner; nodes 1 to k−1: the losers there
+	nodes []node   // nodes[0]: the winner; nodes 1 to k−1: the losers there
 	keys  []uint64 // each source's head's key until Init
 	done  []bool
 	tie   func(i, j int) int
