@@ -67,8 +67,9 @@ type WideSorter struct {
 	count   int64
 }
 
-// wideChunk is the most entries a WideSorter's chunk holds (64 MiB).
-const wideChunk = 1 << 22
+// wideChunk is the most entries a WideSorter's chunk holds (128 MiB):
+// at --memory 1GiB a run is one chunk, so it is written without a merge.
+const wideChunk = 1 << 23
 
 // wideJob is the background goroutine's work: sort a chunk, or sort the
 // last of a run's chunks and write the run; it comes back with the chunks
