@@ -129,17 +129,20 @@ func TestLocalGCPercent(t *testing.T) {
 			t.Errorf("GOGC=%q: percentages set %v; want %v", env, set, want)
 		}
 	}
-	defer func(r, e string) { *runners.Runner, *jobopts.Endpoint = r, e }(*runners.Runner, *jobopts.Endpoint)
+	// (Prism sets --environment_type=LOOPBACK when it runs in-process.)
+	defer func(r, e, env string) { *runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType = r, e, env }(
+		*runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType)
 	for _, c := range []struct {
-		runner, endpoint string
-		local            bool
+		runner, endpoint, env string
+		local                 bool
 	}{
-		{"", "", true}, {"prism", "", true}, {"direct", "", true},
-		{"prism", "localhost:8073", false}, {"flink", "localhost:8099", false}, {"dataflow", "", false},
+		{"", "", "", true}, {"prism", "", "", true}, {"direct", "", "", true},
+		{"prism", "localhost:8073", "", false}, {"flink", "localhost:8099", "", false}, {"dataflow", "", "", false},
+		{"flink", "localhost:8099", "LOOPBACK", true},
 	} {
-		*runners.Runner, *jobopts.Endpoint = c.runner, c.endpoint
+		*runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType = c.runner, c.endpoint, c.env
 		if got := localRun(); got != c.local {
-			t.Errorf("--runner=%q --endpoint=%q: local %v; want %v", c.runner, c.endpoint, got, c.local)
+			t.Errorf("--runner=%q --endpoint=%q --environment_type=%q: local %v; want %v", c.runner, c.endpoint, c.env, got, c.local)
 		}
 	}
 }
