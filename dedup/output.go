@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"iter"
 	"math"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
+	"golang.org/x/sync/errgroup"
 )
 
 // edgeTally is what the report and pairs.tsv need of the verified pairs,
@@ -116,15 +119,41 @@ func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.At
 }
 
 // write writes pairs.tsv, clusters.jsonl and kept.jsonl under temporary
-// names (r.out commits them with the reports).
+// names (r.out commits them with the reports): kept.jsonl, a copy of most
+// of the input, on a goroutine of its own (and through O_DIRECT, see
+// direct.go) while pairs.tsv and then clusters.jsonl are written.
 func (r *run) write(ctx context.Context, outDir string) error {
-	if err := r.writePairs(filepath.Join(outDir, PairsFile)); err != nil {
+	pairsPath, clustersPath, keptPath := filepath.Join(outDir, PairsFile), filepath.Join(outDir, ClustersFile), filepath.Join(outDir, r.keptName)
+	pf, err := r.out.create(pairsPath)
+	if err != nil {
 		return err
 	}
-	if err := r.writeClusters(filepath.Join(outDir, ClustersFile)); err != nil {
+	cf, err := r.out.create(clustersPath)
+	if err != nil {
 		return err
 	}
-	return r.writeKept(ctx, filepath.Join(outDir, r.keptName))
+	kw, dw, err := r.out.createDirect(keptPath)
+	if err != nil {
+		return err
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		err := r.writeKept(gctx, kw)
+		if cerr := dw.close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("dedup: write %s: %w", keptPath, err)
+		}
+		return nil
+	})
+	g.Go(func() error {
+		if err := fill(pairsPath, pf, r.writePairs); err != nil {
+			return err
+		}
+		return fill(clustersPath, cf, r.writeClusters)
+	})
+	return g.Wait()
 }
 
 // writePairs writes one verified pair a line, sorted (jobspec.PairRow):
@@ -132,7 +161,7 @@ func (r *run) write(ctx context.Context, outDir string) error {
 // ranked by id (equal ids equal ranks), and the pairs sorted by (lower
 // rank, higher rank, a, b) externally, within a sixteenth of the budget: the order of
 // jobspec.ComparePairRows.
-func (r *run) writePairs(path string) error {
+func (r *run) writePairs(w *bufio.Writer) error {
 	var docs []uint32
 	for d := range r.docs.len() {
 		if !math.IsNaN(r.tally.best[d]) { // in a pair
@@ -165,45 +194,42 @@ func (r *run) writePairs(path string) error {
 		return err
 	}
 	defer it.Close()
-	return r.out.write(path, func(w *bufio.Writer) error {
-		var line []byte
-		for rec, ok := it.Next(); ok; rec, ok = it.Next() {
-			a, b := uint32(rec.Key[1]>>32), uint32(rec.Key[1])
-			row := jobspec.NewPairRow(r.docs.id(a), r.docs.id(b), uint64(a), uint64(b), verdictOf(rec))
-			line = row.AppendLine(line[:0])
-			if _, err := w.Write(line); err != nil {
-				return err
-			}
+	var line []byte
+	for rec, ok := it.Next(); ok; rec, ok = it.Next() {
+		a, b := uint32(rec.Key[1]>>32), uint32(rec.Key[1])
+		row := jobspec.NewPairRow(r.docs.id(a), r.docs.id(b), uint64(a), uint64(b), verdictOf(rec))
+		line = row.AppendLine(line[:0])
+		if _, err := w.Write(line); err != nil {
+			return err
 		}
-		return it.Err()
-	})
+	}
+	return it.Err()
 }
 
 // writeClusters writes one cluster a line (jobspec.AppendClusterLine).
-func (r *run) writeClusters(path string) error {
-	return r.out.write(path, func(w *bufio.Writer) error {
-		var line []byte
-		var members [][]byte
-		for i, c := range r.result.Clusters {
-			members = members[:0]
-			ref := 0 // reference members come first
-			for _, m := range c.Members {
-				members = append(members, r.docs.id(m))
-				if int(m) < r.ref.m {
-					ref++
-				}
-			}
-			line = jobspec.AppendClusterLineRef(line[:0], i, r.docs.id(c.Kept), members, ref)
-			if _, err := w.Write(line); err != nil {
-				return err
+func (r *run) writeClusters(w *bufio.Writer) error {
+	var line []byte
+	var members [][]byte
+	for i, c := range r.result.Clusters {
+		members = members[:0]
+		ref := 0 // reference members come first
+		for _, m := range c.Members {
+			members = append(members, r.docs.id(m))
+			if int(m) < r.ref.m {
+				ref++
 			}
 		}
-		return nil
-	})
+		line = jobspec.AppendClusterLineRef(line[:0], i, r.docs.id(c.Kept), members, ref)
+		if _, err := w.Write(line); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// writeKept copies the input records of the kept documents, untouched.
-func (r *run) writeKept(ctx context.Context, path string) error {
+// writeKept copies the input records of the kept documents, untouched, to
+// w.
+func (r *run) writeKept(ctx context.Context, w io.Writer) error {
 	m := r.ref.m // reference documents, placed first, are never written
 	keep := corpus.NewBitset(int64(r.docs.len() - m))
 	var kept int64
@@ -216,9 +242,7 @@ func (r *run) writeKept(ctx context.Context, path string) error {
 	r.bar.CountStage("write", "docs", kept)
 	defer r.bar.Finish()
 	r.rep.Counts.Kept = kept
-	return r.out.write(path, func(w *bufio.Writer) error {
-		n, err := corpus.CopyKept(ctx, w, r.inputs, &r.opts.Corpus, keep)
-		r.bar.Add(n, 0)
-		return err
-	})
+	n, err := corpus.CopyKept(ctx, w, r.inputs, &r.opts.Corpus, keep)
+	r.bar.Add(n, 0)
+	return err
 }

@@ -39,6 +39,12 @@ func (o *outputs) write(path string, fn func(*bufio.Writer) error) error {
 	if err != nil {
 		return err
 	}
+	return fill(path, f, fn)
+}
+
+// fill writes f, the output file path (from create), through a buffer
+// filled by fn.
+func fill(path string, f io.Writer, fn func(*bufio.Writer) error) error {
 	w := bufio.NewWriterSize(f, 1<<20)
 	if err := fn(w); err != nil {
 		return fmt.Errorf("dedup: write %s: %w", path, err)

@@ -21,15 +21,17 @@ type edge struct {
 //
 // Under exact verification the signatures were not kept while signing (512
 // bytes a document at K = 128, most of them never in a candidate pair, which
-// made their spill the largest write of a run): featureSets recomputes those
-// of the documents in candidate pairs from their texts, beside their feature
-// sets, numbered as the feature sets, and sigOf reads them (the stored
-// signatures of reference documents without texts are kept in r.sigs: see
-// Run).
+// made their spill the largest write of a run): featureSets makes the
+// feature sets of the documents in candidate pairs from their texts, and a
+// MinHash signature is made from the feature set where a pair needs it
+// (sketch.FeatureSigner: one shingling a document, and no signature
+// stored); a sketch that signs texts only (SimHash) has its signatures
+// recomputed from the texts beside the feature sets and stored, numbered as
+// them. The stored signatures of reference documents without texts are kept
+// in r.sigs (see Run).
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
-	sigs := r.sigs
-	var feats *docstore.Store
+	var feats, sigs *docstore.Store
 	var featRec []int32 // by document − r.textBase
 	if r.job.Verify == VerifyExact {
 		var err error
@@ -38,18 +40,10 @@ func (r *run) verify(ctx context.Context) error {
 			return err
 		}
 		defer feats.Close()
-		defer sigs.Close()
-		r.rep.Spill.SigBytes = sigs.SpilledBytes()
-	}
-	// sigOf appends document d's signature to dst: recomputed under exact
-	// verification, but for a reference document without text, whose
-	// stored signature r.sigs keeps (numbered as the reference documents);
-	// else the one kept while signing.
-	sigOf := func(dst []uint64, d uint32) ([]uint64, error) {
-		if featRec != nil && !r.ref.textless(d) {
-			return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
+		if sigs != nil {
+			defer sigs.Close()
+			r.rep.Spill.SigBytes = sigs.SpilledBytes()
 		}
-		return r.signature(dst, d)
 	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
@@ -60,6 +54,29 @@ func (r *run) verify(ctx context.Context) error {
 		},
 		func() func([]uint64) ([]edge, error) {
 			v, err := r.job.NewVerifier(r.sketch)
+			var fs sketch.FeatureSigner
+			if err == nil && featRec != nil && sigs == nil {
+				var sk sketch.Sketcher
+				sk, err = r.sketch.NewSketcher()
+				fs, _ = sk.(sketch.FeatureSigner)
+			}
+			// sigOf appends document d's signature to dst: made from its
+			// feature set f, or read from the recomputed ones, under exact
+			// verification, but for a reference document without text,
+			// whose stored signature r.sigs keeps (numbered as the
+			// reference documents); else the one kept while signing.
+			sigOf := func(dst []uint64, d uint32, f []uint64) ([]uint64, error) {
+				switch {
+				case featRec == nil || r.ref.textless(d):
+					return r.signature(dst, d)
+				case fs != nil:
+					// The document was signed before, so its signature
+					// is not that of the empty set.
+					dst, _ = fs.SignFeatures(dst, f)
+					return dst, nil
+				}
+				return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
+			}
 			var sa, sb []uint64
 			var fa, fb []uint64
 			lastA := int64(-1)
@@ -75,17 +92,22 @@ func (r *run) verify(ctx context.Context) error {
 					textless := r.ref.textless(a)
 					var err error
 					if int64(a) != lastA {
-						if sa, err = sigOf(sa[:0], a); err != nil {
-							return nil, err
-						}
 						if feats != nil && !textless {
 							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
 						}
+						if sa, err = sigOf(sa[:0], a, fa); err != nil {
+							return nil, err
+						}
 						lastA = int64(a)
 					}
-					if sb, err = sigOf(sb[:0], b); err != nil {
+					if feats != nil && (!textless || fs != nil) {
+						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
+							return nil, err
+						}
+					}
+					if sb, err = sigOf(sb[:0], b, fb); err != nil {
 						return nil, err
 					}
 					var d jobspec.Verdict
@@ -93,11 +115,6 @@ func (r *run) verify(ctx context.Context) error {
 					if textless {
 						d, ok = v.VerifyWithoutTexts(sa, sb)
 					} else {
-						if feats != nil {
-							if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
-								return nil, err
-							}
-						}
 						d, ok = v.Verify(sa, sb, fa, fb)
 					}
 					if ok {
@@ -122,7 +139,8 @@ func (r *run) verify(ctx context.Context) error {
 	return x.finish()
 }
 
-// sigShare is the budget of the recomputed signatures' store: a sixteenth
+// sigShare is the budget of the recomputed signatures' store (or, where
+// none is stored, the feature sets' share beyond their eighth): a sixteenth
 // (see Run), and the band-key entries' quarter, free since candidates, less
 // what the texts hold in memory and the reference signatures' sixteenth, so
 // that the live data of the feature-set pass (candidate pairs m/16, feature
@@ -144,8 +162,8 @@ func (r *run) sigShare() int64 {
 }
 
 // featSig is what a worker makes of a chunk of documents: their feature
-// sets, one after the other (feature set i ends at end[i]), and their
-// signatures, Words() words each.
+// sets, one after the other (feature set i ends at end[i]), and, where the
+// sketch cannot sign a feature set, their signatures, Words() words each.
 type featSig struct {
 	feats []uint64
 	end   []int
@@ -153,12 +171,21 @@ type featSig struct {
 }
 
 // featureSets computes, for every document in a candidate pair, its sorted
-// feature set and its signature, in parallel, and stores them; featRec maps a
-// document d ≥ r.textBase to its record in both stores, at d − r.textBase
-// (or -1). A reference document without text (a signature file's or an
-// index's) has neither: its pairs are verified by the estimate, from its
-// stored signature (r.sigs) and its input's recomputed one.
+// feature set, in parallel, and stores it; featRec maps a document d ≥
+// r.textBase to its record, at d − r.textBase (or -1). Where the sketch
+// signs feature sets (sketch.FeatureSigner) no signature is stored (sigs is
+// nil) and the feature sets have the signatures' share of the budget too
+// (sigShare); else the signatures are recomputed from the texts beside the
+// feature sets, numbered as them. A reference document without text (a
+// signature file's or an index's) has neither: its pairs are verified by
+// the estimate, from its stored signature (r.sigs) and its input's
+// recomputed one.
 func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, featRec []int32, err error) {
+	sk, err := r.sketch.NewSketcher()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	_, bySet := sk.(sketch.FeatureSigner)
 	n := int(r.ref.n) + r.docs.len() - int(r.textBase)
 	featRec = make([]int32, n)
 	for i := range featRec {
@@ -187,8 +214,12 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
-	feats = docstore.New(r.tmp, "features", r.opts.Memory/8)
-	sigs = docstore.New(r.tmp, "sigs", r.sigShare())
+	if bySet {
+		feats = docstore.New(r.tmp, "features", r.opts.Memory/8+r.sigShare())
+	} else {
+		feats = docstore.New(r.tmp, "features", r.opts.Memory/8)
+		sigs = docstore.New(r.tmp, "sigs", r.sigShare())
+	}
 	words := r.sketch.Words()
 	const chunk = 64
 	pos := 0 // next document of need to store
@@ -204,7 +235,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 		func() func([]uint32) (*featSig, error) {
 			v, err := r.job.NewVerifier(r.sketch)
 			var sk sketch.Sketcher
-			if err == nil {
+			if err == nil && !bySet {
 				sk, err = r.sketch.NewSketcher()
 			}
 			var tr *textReader
@@ -216,7 +247,10 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 				if err != nil {
 					return nil, err
 				}
-				out := &featSig{end: make([]int, len(docs)), sigs: make([]uint64, 0, len(docs)*words)}
+				out := &featSig{end: make([]int, len(docs))}
+				if sk != nil {
+					out.sigs = make([]uint64, 0, len(docs)*words)
+				}
 				for i := range docs {
 					docs[i] -= r.textBase // numbered in the store
 				}
@@ -224,9 +258,11 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 					fs = v.Features(fs, text)
 					out.feats = append(out.feats, fs...)
 					out.end[i] = len(out.feats)
-					// The document was signed before, so its signature
-					// is not that of the empty set.
-					out.sigs, _ = sk.Sign(out.sigs, text)
+					if sk != nil {
+						// The document was signed before, so its
+						// signature is not that of the empty set.
+						out.sigs, _ = sk.Sign(out.sigs, text)
+					}
 					return nil
 				})
 				return out, err
@@ -241,8 +277,10 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 				if err != nil {
 					return err
 				}
-				if _, err := sigs.AppendUint64s(fsg.sigs[i*words : (i+1)*words]); err != nil {
-					return err
+				if sigs != nil {
+					if _, err := sigs.AppendUint64s(fsg.sigs[i*words : (i+1)*words]); err != nil {
+						return err
+					}
 				}
 				featRec[d-r.textBase] = int32(rec)
 				lo = hi
@@ -252,7 +290,9 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 		})
 	if err != nil {
 		feats.Close()
-		sigs.Close()
+		if sigs != nil {
+			sigs.Close()
+		}
 		return nil, nil, nil, err
 	}
 	// The texts are no longer needed.

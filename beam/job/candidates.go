@@ -28,6 +28,10 @@ type BucketStats struct {
 	Entries, Buckets, Shared, Pairs, Capped, CappedMembers int64
 	Largest                                                []LargeBucket // over the cap; by size descending, then key
 	Top                                                    []LargeBucket // shared, capped or not; the same order
+	// Sent are the candidates sent to their lower documents (pairs
+	// emitted less the repeats removed in the partition), in Records
+	// shuffled records (candShuffle).
+	Sent, Records int64
 }
 
 func (a BucketStats) merge(b BucketStats) BucketStats {
@@ -37,6 +41,8 @@ func (a BucketStats) merge(b BucketStats) BucketStats {
 	a.Pairs += b.Pairs
 	a.Capped += b.Capped
 	a.CappedMembers += b.CappedMembers
+	a.Sent += b.Sent
+	a.Records += b.Records
 	a.Largest = topLargest(append(slices.Clone(a.Largest), b.Largest...))
 	a.Top = topLargest(append(slices.Clone(a.Top), b.Top...))
 	return a
@@ -166,17 +172,18 @@ type bucketFn struct {
 	entries []uint64
 	scratch []uint64
 	pairs   []uint64
+	held    []heldCand // candShuffle's
 	stats   BucketStats
 }
 
 // StartBundle resets the bundle's statistics.
-func (f *bucketFn) StartBundle(_ func(uint64, Cand), _ func(BucketStats)) { f.stats = BucketStats{} }
+func (f *bucketFn) StartBundle(_ func(uint64, []byte), _ func(BucketStats)) { f.stats = BucketStats{} }
 
 // ProcessElement groups one partition's band-key entries into buckets,
-// emits their candidate pairs as KV<lower ord, Cand{higher ord, bucket}> (a
-// pair that shares several buckets once per bucket) and adds the
-// partition's statistics to the bundle's.
-func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, Cand), _ func(BucketStats)) error {
+// sends their candidate pairs to their lower documents (KV<lower ord,
+// packed Cands>, see candShuffle) and adds the partition's statistics to
+// the bundle's.
+func (f *bucketFn) ProcessElement(part int, batches func(*[]byte) bool, emit func(uint64, []byte), _ func(BucketStats)) error {
 	f.keys, f.ords = f.keys[:0], f.ords[:0]
 	var b []byte
 	for batches(&b) {
@@ -231,24 +238,29 @@ type bucketGrouper interface {
 }
 
 // group streams the partition's sorted entries (f.entries, documents
-// numbered by their rank in f.uniq) through g, emits each shared bucket's
-// pairs as KV<lower ord, Cand{higher ord, bucket}> (a pair that shares
-// several buckets once per bucket) and returns the partition's statistics,
-// each listed bucket's key its entry key bits mapped by key. MinHash
-// (bucketFn) and SimHash (simBucketFn) group through it.
-func (f *bucketFn) group(g bucketGrouper, key func(uint64) uint64, emit func(uint64, Cand)) (BucketStats, error) {
+// numbered by their rank in f.uniq) through g, sends each shared bucket's
+// pairs to their lower documents in batches (candShuffle: KV<lower ord,
+// packed Cands>, a pair that shares several buckets of the partition once)
+// and returns the partition's statistics, each listed bucket's key its
+// entry key bits mapped by key. MinHash (bucketFn) and SimHash
+// (simBucketFn) group through it.
+func (f *bucketFn) group(g bucketGrouper, key func(uint64) uint64, emit func(uint64, []byte)) (BucketStats, error) {
+	var st BucketStats
+	cs := candShuffle{held: f.held[:0], emit: emit, st: &st}
 	var err error
 	if f.pairs, err = eachBucket(g, f.entries, f.pairs, func(bucket uint64, size int, pairs []uint64) {
 		for _, p := range pairs {
 			a, b := lsh.UnpackPair(p)
-			emit(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
+			cs.add(f.uniq[a], Cand{B: f.uniq[b], Bucket: bucket, Size: size})
 		}
 	}); err != nil {
 		return BucketStats{}, err
 	}
+	cs.flush()
+	f.held = cs.held
 	m := g.Metrics()
-	st := BucketStats{Entries: m.Entries, Buckets: m.Buckets, Shared: m.SharedBuckets, Pairs: m.Pairs,
-		Capped: m.CappedBuckets, CappedMembers: m.CappedMembers}
+	st.Entries, st.Buckets, st.Shared, st.Pairs = m.Entries, m.Buckets, m.SharedBuckets, m.Pairs
+	st.Capped, st.CappedMembers = m.CappedBuckets, m.CappedMembers
 	for _, lb := range m.Largest {
 		st.Largest = append(st.Largest, LargeBucket{Size: lb.Size, Key: key(lb.Key), First: f.uniq[lb.First]})
 	}
@@ -281,7 +293,7 @@ func (f *bucketFn) key(e uint64) uint64 {
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.
-func (f *bucketFn) FinishBundle(_ func(uint64, Cand), stats func(BucketStats)) {
+func (f *bucketFn) FinishBundle(_ func(uint64, []byte), stats func(BucketStats)) {
 	if f.stats.Buckets > 0 {
 		stats(f.stats)
 	}
@@ -293,6 +305,104 @@ type Cand struct {
 	B      uint64 // ord of the pair's higher document
 	Bucket uint64 // the bucket's key in place (sketch.PackEntry(key, 0))
 	Size   int    // the bucket's distinct documents
+}
+
+// Candidate pairs leave a partition in batches, one shuffled record per
+// lower document a and up to candBatch of its pairs, KV<a, packed Cands>,
+// instead of one record per pair emitted: a pair found in several buckets
+// of the partition (near copies share most of their bands) is sent once,
+// with the bucket distinctFn would choose among them. The shuffle's records
+// drop from the pairs emitted (68k on the licence corpus of BENCHMARKS.md,
+// each held several times by a local runner) to about the lower documents
+// a partition pairs (a few hundred there). A packed Cand is candBytes:
+// B (8 bytes), the bucket key's high 32 bits (4; the rest are zero) and the
+// size less one (4; a partition holds at most 2^32 documents),
+// little-endian.
+const (
+	candBytes = 16
+	// candBatch is the most Cands in one record (256 KiB), and
+	// candBuffered the most a partition's reducer holds (at 32 bytes each,
+	// 8 MiB) before it sends them.
+	candBatch    = 16 << 10
+	candBuffered = 256 << 10
+)
+
+// heldCand is a candidate pair held by candShuffle.
+type heldCand struct {
+	a uint64
+	Cand
+}
+
+// candShuffle collects a partition's candidate pairs and sends them in
+// batches by lower document, each distinct pair once with its chosen
+// bucket (the largest, then the lowest key). It sends when it holds
+// candBuffered pairs and when flushed, so a pair may still come from
+// several flushes or partitions: distinctFn removes those repeats.
+type candShuffle struct {
+	held []heldCand
+	emit func(uint64, []byte)
+	st   *BucketStats
+}
+
+// add holds the candidate pair (a, c.B), sending the pairs held if full.
+func (s *candShuffle) add(a uint64, c Cand) {
+	s.held = append(s.held, heldCand{a, c})
+	if len(s.held) >= candBuffered {
+		s.flush()
+	}
+}
+
+// flush sends the pairs held: sorted by a, then b, then the bucket chosen,
+// each distinct pair once, one record per a and candBatch pairs.
+func (s *candShuffle) flush() {
+	slices.SortFunc(s.held, func(x, y heldCand) int {
+		if c := cmp.Compare(x.a, y.a); c != 0 {
+			return c
+		}
+		return compareCands(x.Cand, y.Cand)
+	})
+	s.held = slices.CompactFunc(s.held, func(x, y heldCand) bool { return x.a == y.a && x.B == y.B })
+	for i := 0; i < len(s.held); {
+		a := s.held[i].a
+		j := i
+		for j < len(s.held) && j-i < candBatch && s.held[j].a == a {
+			j++
+		}
+		buf := make([]byte, 0, (j-i)*candBytes)
+		for _, h := range s.held[i:j] {
+			buf = binary.LittleEndian.AppendUint64(buf, h.B)
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(h.Bucket>>sketch.EntryDocBits))
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(h.Size-1))
+		}
+		s.emit(a, buf)
+		s.st.Sent += int64(j - i)
+		s.st.Records++
+		i = j
+	}
+	s.held = s.held[:0]
+}
+
+// appendCands appends the Cands packed in b by candShuffle to dst.
+func appendCands(dst []Cand, b []byte) []Cand {
+	for ; len(b) >= candBytes; b = b[candBytes:] {
+		dst = append(dst, Cand{B: binary.LittleEndian.Uint64(b),
+			Bucket: uint64(binary.LittleEndian.Uint32(b[8:])) << sketch.EntryDocBits,
+			Size:   int(binary.LittleEndian.Uint32(b[12:])) + 1})
+	}
+	return dst
+}
+
+// compareCands orders candidates of one lower document by higher document,
+// then the bucket a pair is verified in first: the largest, of equal ones
+// the lowest key.
+func compareCands(x, y Cand) int {
+	if c := cmp.Compare(x.B, y.B); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(y.Size, x.Size); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.Bucket, y.Bucket)
 }
 
 // grouper is what eachBucket needs of lsh.Grouper and sketch.Grouper.
@@ -385,23 +495,15 @@ func (f *distinctFn) StartBundle(_ func(uint64, Pair), _ func(int, Need), _ func
 
 // ProcessElement emits each distinct candidate pair (a, b) of document a
 // once, to its task, with the documents the task needs, and counts them.
-func (f *distinctFn) ProcessElement(a uint64, it func(*Cand) bool, emitPair func(uint64, Pair), emitNeed func(int, Need), _ func(int64)) {
+func (f *distinctFn) ProcessElement(a uint64, it func(*[]byte) bool, emitPair func(uint64, Pair), emitNeed func(int, Need), _ func(int64)) {
 	f.cs = f.cs[:0]
-	var c Cand
-	for it(&c) {
-		f.cs = append(f.cs, c)
+	var b []byte
+	for it(&b) {
+		f.cs = appendCands(f.cs, b)
 	}
 	// The largest bucket of each b (of equal ones the lowest key), then a's
 	// pairs by bucket.
-	slices.SortFunc(f.cs, func(x, y Cand) int {
-		if c := cmp.Compare(x.B, y.B); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(y.Size, x.Size); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.Bucket, y.Bucket)
-	})
+	slices.SortFunc(f.cs, compareCands)
 	f.cs = slices.CompactFunc(f.cs, func(x, y Cand) bool { return x.B == y.B })
 	slices.SortFunc(f.cs, func(x, y Cand) int {
 		if c := cmp.Compare(x.Bucket, y.Bucket); c != 0 {

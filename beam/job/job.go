@@ -214,8 +214,11 @@ func Run(ctx context.Context, inputs []string, outDir string, o *Options) (*jobs
 	st := st1.merge(st2)
 	if o.Log != nil {
 		sh := st.Shuffle
-		fmt.Fprintf(o.Log, "%s: verification shuffle: %d document infos of %d documents (at most %d of one), %d bytes\n",
-			Tool, sh.Sends, st.VerifiedDocs, sh.Max, sh.Bytes)
+		fmt.Fprintf(o.Log, "%s: verification shuffle: %d document infos of %d documents (at most %d of one), %d bytes; %d of them copies of a text the task had\n",
+			Tool, sh.Sends, st.VerifiedDocs, sh.Max, sh.Bytes, sh.Copies)
+		b := st.Buckets
+		fmt.Fprintf(o.Log, "%s: candidate shuffle: %d pairs emitted by the buckets, %d sent to their lower documents in %d records\n",
+			Tool, b.Pairs, b.Sent, b.Records)
 	}
 	if !c.Job.Sketch.Resolved() {
 		// What the pipeline chose from the document count, as dedup does.

@@ -136,3 +136,64 @@ func binomial(n, k int) int {
 	}
 	return c
 }
+
+// candLine is the driver's log line on the candidate shuffle.
+var candLine = regexp.MustCompile(`candidate shuffle: (\d+) pairs emitted by the buckets, (\d+) sent to their lower documents in (\d+) records`)
+
+// copiesLine is the end of the verification shuffle's line: its copies.
+var copiesLine = regexp.MustCompile(`(\d+) of them copies of a text the task had`)
+
+// TestCopiesAndCandidatesBatched: copies of one text share every bucket,
+// so each pair is emitted by all the bands, and all their pairs fall in one
+// verification task. The candidates leave each partition once per pair, in
+// one record per lower document (before, one record per pair emitted: 16
+// times the pairs here), and the task receives the text and signature once,
+// the other copies' infos as copies (before, every info carried them). The
+// outputs stay neardup dedup's.
+func TestCopiesAndCandidatesBatched(t *testing.T) {
+	const copies, parts = 30, 4
+	rng := rand.New(rand.NewPCG(3, 9))
+	text := func() string {
+		w := make([]string, 300)
+		for i := range w {
+			w[i] = fmt.Sprintf("w%d", rng.IntN(50_000))
+		}
+		return strings.Join(w, " ")
+	}
+	same := text()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for i := range copies + 100 {
+		s := same
+		if i%2 == 1 || i >= 2*copies {
+			s = text()
+		}
+		if err := enc.Encode(map[string]string{"id": fmt.Sprint("doc-", i), "text": s}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "copies.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var log bytes.Buffer
+	want, got, wr, gr := run(t, []string{path}, &dedup.Options{}, job.Options{SingleFile: true, Partitions: parts, Log: &log})
+	compare(t, want, got, wr, gr)
+	m, c := shuffleLine.FindStringSubmatch(log.String()), copiesLine.FindStringSubmatch(log.String())
+	cl := candLine.FindStringSubmatch(log.String())
+	if m == nil || c == nil || cl == nil {
+		t.Fatalf("no shuffle lines in the log:\n%s", log.String())
+	}
+	sends, docs, cps := atoi(t, m[1]), atoi(t, m[2]), atoi(t, c[1])
+	if docs != copies || sends != copies || cps != copies-1 {
+		t.Errorf("%d infos of %d documents, %d of them copies; want %d infos, all copies but one", sends, docs, cps, copies)
+	}
+	emitted, sent, records := atoi(t, cl[1]), atoi(t, cl[2]), atoi(t, cl[3])
+	pairs := copies * (copies - 1) / 2
+	if cand := int(wr.Counts.Candidates); cand != pairs || emitted != wr.Config.Bands*pairs {
+		t.Fatalf("%d candidates, %d pairs emitted; want %d and %d", cand, emitted, pairs, wr.Config.Bands*pairs)
+	}
+	if sent < pairs || sent > parts*pairs || records > parts*(copies-1) {
+		t.Errorf("%d candidates sent in %d records; want %d to %d in at most %d", sent, records, pairs, parts*pairs, parts*(copies-1))
+	}
+}

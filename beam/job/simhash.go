@@ -145,18 +145,19 @@ type simBucketFn struct {
 	entries []uint64
 	scratch []uint64
 	pairs   []uint64
+	held    []heldCand
 	stats   BucketStats
 }
 
 // StartBundle resets the bundle's statistics.
-func (f *simBucketFn) StartBundle(_ int64, _ func(uint64, Cand), _ func(BucketStats)) {
+func (f *simBucketFn) StartBundle(_ int64, _ func(uint64, []byte), _ func(BucketStats)) {
 	f.stats = BucketStats{}
 }
 
-// ProcessElement groups one partition's entries into candidate pairs,
-// emitted as KV<lower ord, Cand{higher ord, bucket}>, and adds the partition's statistics
+// ProcessElement groups one partition's entries into candidate pairs, sent
+// to their lower documents as bucketFn sends them, and adds the partition's statistics
 // to the bundle's.
-func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int64, emit func(uint64, Cand), _ func(BucketStats)) error {
+func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int64, emit func(uint64, []byte), _ func(BucketStats)) error {
 	sk, _, err := f.C.resolvedSketch(n)
 	if err != nil {
 		return err
@@ -189,9 +190,9 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 	}
 	// The grouping and statistics are MinHash's; the keys are listed as
 	// they are (entry key bits, as SimHash's table keys are narrow).
-	bf := bucketFn{entries: f.entries, uniq: f.uniq, pairs: f.pairs}
+	bf := bucketFn{entries: f.entries, uniq: f.uniq, pairs: f.pairs, held: f.held}
 	st, err := bf.group(g, func(k uint64) uint64 { return k }, emit)
-	f.pairs = bf.pairs
+	f.pairs, f.held = bf.pairs, bf.held
 	if err != nil {
 		return err
 	}
@@ -200,7 +201,7 @@ func (f *simBucketFn) ProcessElement(part int, batches func(*[]byte) bool, n int
 }
 
 // FinishBundle emits the bundle's statistics if it grouped any bucket.
-func (f *simBucketFn) FinishBundle(_ int64, _ func(uint64, Cand), stats func(BucketStats)) {
+func (f *simBucketFn) FinishBundle(_ int64, _ func(uint64, []byte), stats func(BucketStats)) {
 	if f.stats.Buckets > 0 {
 		stats(f.stats)
 	}

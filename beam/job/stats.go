@@ -62,31 +62,40 @@ func (a Stats) merge(b Stats) Stats {
 	return a
 }
 
-// InfoShuffle measures the verification shuffle: the copies of document
-// infos (DocInfo) sent towards the verifier, their bytes, and the most
-// copies of one document's info.
+// InfoShuffle measures the verification shuffle: the document infos
+// (DocInfo) sent towards the verifier, those of them that are copies
+// (DocInfo.Copy: no signature or text), their bytes, and the most infos of
+// one document.
 type InfoShuffle struct {
-	Sends int64 // DocInfo copies sent
-	Bytes int64 // their bytes (infoBytes each)
-	Max   int64 // the most copies of one document's DocInfo
+	Sends  int64 // DocInfos sent
+	Copies int64 // of them, copies
+	Bytes  int64 // their bytes (infoBytes each)
+	Max    int64 // the most DocInfos of one document
 }
 
 func (a InfoShuffle) merge(b InfoShuffle) InfoShuffle {
-	return InfoShuffle{Sends: a.Sends + b.Sends, Bytes: a.Bytes + b.Bytes, Max: max(a.Max, b.Max)}
+	return InfoShuffle{Sends: a.Sends + b.Sends, Copies: a.Copies + b.Copies, Bytes: a.Bytes + b.Bytes, Max: max(a.Max, b.Max)}
 }
 
-// add counts n copies of info, all of one document.
-func (a *InfoShuffle) add(info *DocInfo, n int64) {
-	a.Sends += n
-	a.Bytes += n * infoBytes(info)
-	a.Max = max(a.Max, n)
+// add counts info, sent once; the caller keeps Max.
+func (a *InfoShuffle) add(info *DocInfo) {
+	a.Sends++
+	if info.Copy {
+		a.Copies++
+	}
+	a.Bytes += infoBytes(info)
 }
 
 // infoBytes is the size of a DocInfo on its way to the verifier, its
-// document number included: the id, signature and text, and 25 bytes of
-// number, length, keep value and flag (the coder's framing aside).
+// document number included: the id, signature and text, 25 bytes of
+// number, length, keep value and flag, and a copy's 8 bytes of SameAs (the
+// coder's framing aside).
 func infoBytes(info *DocInfo) int64 {
-	return int64(len(info.ID)+len(info.Sig)+len(info.Text)) + 25
+	n := int64(len(info.ID)+len(info.Sig)+len(info.Text)) + 25
+	if info.Copy {
+		n += 8
+	}
+	return n
 }
 
 func (a Hist) merge(b Hist) Hist {

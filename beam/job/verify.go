@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/klauspost/compress/s2"
+	"github.com/zeebo/xxh3"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/jobspec"
@@ -20,14 +21,24 @@ import (
 // exact verification, its text. The signature words are packed
 // little-endian, 8 bytes each (as []uint64 Beam would write each as a
 // varint, up to 10 bytes for a hash).
+//
+// A copy (Copy) is the info of a document whose text is that of another
+// document of the same task and split, SameAs, sent to the task before it:
+// the signature and text are SameAs's (same text, same features), sent once
+// with SameAs's info, and Sig and Text are nil. Licences, templates and
+// mirrored pages make exact copies common among candidates: on the licence
+// corpus of BENCHMARKS.md two thirds of the text bytes sent to tasks were
+// copies of a text the task already had.
 type DocInfo struct {
 	Ord     uint64  // the document's ord
 	ID      []byte  // its id
 	Length  int64   // its text length in bytes
 	Keep    float64 // its keep-field value, if HasKeep
 	HasKeep bool    // whether it has a keep-field value
-	Sig     []byte  // its signature words, packed
-	Text    []byte  // its text under VerifyExact, compressed (s2 blocks); nil otherwise
+	Sig     []byte  // its signature words, packed; nil for a copy
+	Text    []byte  // its text under VerifyExact, compressed (s2 blocks); nil otherwise and for a copy
+	Copy    bool    // whether the document's text is SameAs's
+	SameAs  uint64  // for a copy, the ord of the task's document with the same text
 }
 
 func packWords(dst []byte, w []uint64) []byte {
@@ -68,11 +79,23 @@ type Need struct {
 // than shuffling every document's signature and text. For exact
 // verification it carries the text, not the feature set, which verifyFn
 // recomputes: a text is about 6 bytes a word, a feature set 8 bytes a
-// shingle (dedup keeps texts for the same reason).
+// shingle (dedup keeps texts for the same reason). A document whose text
+// (by its 128-bit hash, as neardup dedup's exact pass finds copies) an
+// earlier document of the split sent to the same task goes there as a
+// copy of it, without signature or text.
 type docInfoFn struct {
 	C Config
 
 	st Stats
+	// sent holds the first document of the split sent to each task with
+	// each text.
+	sent map[taskText]uint64
+}
+
+// taskText is a task and the 128-bit hash of a text sent to it.
+type taskText struct {
+	task   uint64
+	hi, lo uint64
 }
 
 // StartBundle resets the bundle's statistics.
@@ -94,6 +117,9 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*Need
 		return cmp.Compare(x.Task, y.Task)
 	})
 	need = slices.Compact(need)
+	if f.sent == nil {
+		f.sent = map[taskText]uint64{}
+	}
 	parser, k, err := newReading(ctx, &f.C)
 	if err != nil {
 		return err
@@ -115,20 +141,37 @@ func (f *docInfoFn) ProcessElement(ctx context.Context, split int, it func(*Need
 		if !k.sign(doc.Text) {
 			return false, fmt.Errorf("%s: record %d empty on a second reading", f.C.Splits[split], rec.Index)
 		}
-		info := DocInfo{Ord: ord(split, rec.Index), ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep,
-			HasKeep: doc.HasKeep, Sig: packWords(nil, k.sig)}
-		if exact {
-			info.Text = s2.Encode(nil, doc.Text)
-		}
+		o := ord(split, rec.Index)
+		cp := DocInfo{Ord: o, ID: slices.Clone(doc.ID), Length: int64(len(doc.Text)), Keep: doc.Keep, HasKeep: doc.HasKeep, Copy: true}
+		var info DocInfo // with signature and text, made once if a task needs it
+		h := xxh3.Hash128(doc.Text)
 		var sends int64
 		for ; next < len(need) && need[next].Local == want; next++ {
-			emit(need[next].Task, info)
+			t := need[next].Task
+			tt := taskText{task: t, hi: h.Hi, lo: h.Lo}
+			if first, ok := f.sent[tt]; ok {
+				cp.SameAs = first
+				emit(t, cp)
+				f.st.Shuffle.add(&cp)
+			} else {
+				if info.Sig == nil {
+					info = cp
+					info.Copy, info.Sig = false, packWords(nil, k.sig)
+					if exact {
+						info.Text = s2.Encode(nil, doc.Text)
+					}
+				}
+				f.sent[tt] = o
+				emit(t, info)
+				f.st.Shuffle.add(&info)
+			}
 			sends++
 		}
-		f.st.Shuffle.add(&info, sends)
+		f.st.Shuffle.Max = max(f.st.Shuffle.Max, sends)
 		f.st.VerifiedDocs++
 		return next < len(need), nil
 	})
+	clear(f.sent)
 	if err != nil {
 		return err
 	}
@@ -201,13 +244,28 @@ func (f *verifyFn) ProcessElement(task uint64, infos func(*DocInfo) bool, pairs 
 	for pairs(&p) {
 		f.pairs = append(f.pairs, p)
 	}
-	doc := func(o uint64) (*taskDoc, error) {
+	var doc func(o uint64) (*taskDoc, error)
+	doc = func(o uint64) (*taskDoc, error) {
 		i, ok := slices.BinarySearchFunc(f.docs, o, func(d taskDoc, o uint64) int { return cmp.Compare(d.info.Ord, o) })
 		if !ok {
 			return nil, fmt.Errorf("verification task %#x: candidate document %d/%d has no features", task, splitOf(o), localOf(o))
 		}
 		d := &f.docs[i]
-		if !d.ready {
+		switch {
+		case d.ready:
+		case d.info.Copy:
+			// The signature and feature set of the document with its text.
+			j, ok := slices.BinarySearchFunc(f.docs, d.info.SameAs, func(d taskDoc, o uint64) int { return cmp.Compare(d.info.Ord, o) })
+			if !ok || f.docs[j].info.Copy {
+				return nil, fmt.Errorf("verification task %#x: document %d/%d: the document with its text, %d/%d, has no features",
+					task, splitOf(o), localOf(o), splitOf(d.info.SameAs), localOf(d.info.SameAs))
+			}
+			r, err := doc(d.info.SameAs)
+			if err != nil {
+				return nil, err
+			}
+			d.sig, d.feat, d.ready = r.sig, r.feat, true
+		default:
 			d.sig = unpackWords(d.sig[:0], d.info.Sig)
 			if f.v.Exact() {
 				if err := f.features(i); err != nil {

@@ -256,6 +256,19 @@ type TextHasher interface {
 	TextHash(text []byte) (hi, lo uint64, empty bool)
 }
 
+// FeatureSigner is implemented by the Sketchers whose signature of a text
+// depends only on the set of its features (MinHash's: each slot is a minimum
+// over the features): SignFeatures appends the signature of the text whose
+// features, as shingle.Shingler.AppendFeatures makes them with the sketch's
+// Spec, are features (in any order, repeats or not) — what Sign appends for
+// that text, bit for bit — and reports whether the set is empty. A driver
+// that has made a text's feature set for another use (exact verification)
+// need not shingle the text again to sign it. SimHash's Sketcher does not
+// implement it: its weights count repeated features.
+type FeatureSigner interface {
+	SignFeatures(dst, features []uint64) (sig []uint64, empty bool)
+}
+
 // Config chooses and parameterises a sketch, as plain data (it round-trips
 // through encoding/json, a keyed Spec's key included, so a distributed
 // driver can ship it to its workers; SimHash's TF-IDF weights excepted, see
@@ -496,8 +509,9 @@ type minHashSketcher struct {
 }
 
 var (
-	_ Sketcher   = (*minHashSketcher)(nil)
-	_ TextHasher = (*minHashSketcher)(nil)
+	_ Sketcher      = (*minHashSketcher)(nil)
+	_ TextHasher    = (*minHashSketcher)(nil)
+	_ FeatureSigner = (*minHashSketcher)(nil)
 )
 
 func (k *minHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
@@ -506,6 +520,14 @@ func (k *minHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
 
 func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 	sig := k.h.SignText(dst, k.sh, text)
+	return sig, k.h.Empty()
+}
+
+// SignFeatures is Sign of the text whose features are features: a slot is
+// the minimum over the set (repeats and order change nothing), and
+// densification reads the set only.
+func (k *minHashSketcher) SignFeatures(dst, features []uint64) ([]uint64, bool) {
+	sig := k.h.Sign(dst, features)
 	return sig, k.h.Empty()
 }
 

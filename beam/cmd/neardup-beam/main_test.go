@@ -13,6 +13,8 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	beamlog "github.com/apache/beam/sdks/v2/go/pkg/beam/log"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/options/jobopts"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/runners"
 
 	"github.com/neardup/neardup/beam/internal/tmpdir"
 	"github.com/neardup/neardup/dedup"
@@ -93,6 +95,54 @@ func TestMemoryLimit(t *testing.T) {
 		}
 		if want := []int64{c.want, c.prior}; !slices.Equal(set, want) {
 			t.Errorf("limit %d, --memory %s: limits set %v; want %v", c.prior, c.flag, set, want)
+		}
+	}
+}
+
+// TestLocalGCPercent: a local run collects at GOGC 50 unless GOGC is set,
+// and restores the prior percentage; runs on a job service do not.
+func TestLocalGCPercent(t *testing.T) {
+	defer func(f func(int) int, g func(string) string) { setGCPercent, getenv = f, g }(setGCPercent, getenv)
+	for _, env := range []string{"", "100"} {
+		pct, set := 100, []int{}
+		setGCPercent = func(p int) int {
+			old := pct
+			pct = p
+			set = append(set, p)
+			return old
+		}
+		getenv = func(k string) string {
+			if k == "GOGC" {
+				return env
+			}
+			return os.Getenv(k)
+		}
+		code, _, stderr := runCLI(t, "-q", "-o", t.TempDir(), sample)
+		if code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+		want := []int{localGCPercent, 100}
+		if env != "" {
+			want = []int{}
+		}
+		if !slices.Equal(set, want) {
+			t.Errorf("GOGC=%q: percentages set %v; want %v", env, set, want)
+		}
+	}
+	// (Prism sets --environment_type=LOOPBACK when it runs in-process.)
+	defer func(r, e, env string) { *runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType = r, e, env }(
+		*runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType)
+	for _, c := range []struct {
+		runner, endpoint, env string
+		local                 bool
+	}{
+		{"", "", "", true}, {"prism", "", "", true}, {"direct", "", "", true},
+		{"prism", "localhost:8073", "", false}, {"flink", "localhost:8099", "", false}, {"dataflow", "", "", false},
+		{"flink", "localhost:8099", "LOOPBACK", true},
+	} {
+		*runners.Runner, *jobopts.Endpoint, *jobopts.EnvironmentType = c.runner, c.endpoint, c.env
+		if got := localRun(); got != c.local {
+			t.Errorf("--runner=%q --endpoint=%q --environment_type=%q: local %v; want %v", c.runner, c.endpoint, c.env, got, c.local)
 		}
 	}
 }

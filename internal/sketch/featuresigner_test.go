@@ -1,0 +1,115 @@
+package sketch
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/minhash"
+	"github.com/neardup/neardup/shingle"
+)
+
+// bandsFor returns a banding of p's K.
+func bandsFor(t *testing.T, p minhash.Params) lsh.Params {
+	t.Helper()
+	b, err := lsh.ForRecall(0.8, p.K, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// randomText returns n words drawn from a vocabulary of v, so that small v
+// repeats shingles within a text.
+func randomText(rng *rand.Rand, n, v int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(" ,.\n"[rng.IntN(4)])
+		}
+		w := rng.IntN(v)
+		b.WriteString("w")
+		for ; w > 0; w /= 7 {
+			b.WriteByte(byte('a' + w%7))
+		}
+		if rng.IntN(9) == 0 {
+			b.WriteString("É")
+		}
+	}
+	return b.String()
+}
+
+// TestSignFeaturesIsSign: a MinHash Sketcher signs a text's feature set
+// (shingle.Shingler.AppendFeatures) bit for bit as it signs the text — the
+// set as made, sorted without repeats, shuffled with repeats — and says
+// empty alike, for every scheme, power-of-two K or not, word and character
+// shingles and texts from none to a few thousand features (bins left empty
+// and densified, the lazy path past keepFeatures·K, repeats in the text).
+func TestSignFeaturesIsSign(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 1))
+	params := []minhash.Params{{}, {K: 100, Seed: 5}, {K: 64, Scheme: minhash.KHash, Bits: 16, Seed: 9}, {K: 256, Bits: 8, Seed: 3}, {K: 16, Bits: 64}}
+	for _, spec := range []string{"word:5", "word:1", "char:5"} {
+		for _, p := range params {
+			p.EnsureDefaults()
+			c := Config{Spec: mustSpec(t, spec), Params: p, Bands: bandsFor(t, p)}
+			sk, err := c.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := sk.NewSketcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, ok := k.(FeatureSigner)
+			if !ok {
+				t.Fatalf("%s %v: the MinHash Sketcher is no FeatureSigner", spec, p)
+			}
+			sh, err := shingle.New(c.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var want, got, feats []uint64
+			for i := range 300 {
+				n := []int{0, 1, 3, 6, 20, 40, 200, 1000}[i%8]
+				text := randomText(rng, n, 1+rng.IntN(2*n+1))
+				if i%50 == 0 {
+					text = texts[i/50%len(texts)]
+				}
+				var wantEmpty, gotEmpty bool
+				want, wantEmpty = k.Sign(want[:0], []byte(text))
+				feats = sh.AppendFeatures(feats[:0], []byte(text))
+				got, gotEmpty = fs.SignFeatures(got[:0], feats)
+				if !slices.Equal(got, want) || gotEmpty != wantEmpty {
+					t.Fatalf("%s %v, %d words: SignFeatures of the features differs from Sign (empty %v, want %v)", spec, p, n, gotEmpty, wantEmpty)
+				}
+				set := slices.Compact(slices.Sorted(slices.Values(feats)))
+				if got, _ = fs.SignFeatures(got[:0], set); !slices.Equal(got, want) {
+					t.Fatalf("%s %v, %d words: SignFeatures of the sorted set differs from Sign", spec, p, n)
+				}
+				mixed := append(slices.Clone(set), set[:len(set)/3]...)
+				rng.Shuffle(len(mixed), func(i, j int) { mixed[i], mixed[j] = mixed[j], mixed[i] })
+				if got, _ = fs.SignFeatures(got[:0], mixed); !slices.Equal(got, want) {
+					t.Fatalf("%s %v, %d words: SignFeatures of the shuffled set with repeats differs from Sign", spec, p, n)
+				}
+			}
+		}
+	}
+}
+
+// TestSimHashIsNoFeatureSigner: SimHash weighs repeated features, so its
+// Sketcher must not offer to sign a set.
+func TestSimHashIsNoFeatureSigner(t *testing.T) {
+	sk, err := simHashConfig(3, 4).New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sk.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := k.(FeatureSigner); ok {
+		t.Fatal("the SimHash Sketcher is a FeatureSigner")
+	}
+}
