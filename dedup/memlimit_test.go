@@ -103,3 +103,21 @@ func TestRunRestoresLimit(t *testing.T) {
 		t.Errorf("memory limit after two runs %d; want %d", got, prior)
 	}
 }
+
+// TestRunCollectsBetweenStages: a garbage collection runs after each stage
+// but the last (sign, candidates, verify, cluster), so that what a stage
+// released is reused by the next rather than left for a collection that,
+// under a large budget, came only once the heap had doubled.
+func TestRunCollectsBetweenStages(t *testing.T) {
+	var calls int
+	old := collectGarbage
+	collectGarbage = func() { calls++ }
+	defer func() { collectGarbage = old }()
+	rep, err := Run(context.Background(), []string{"../testdata/articles_1000.jsonl"}, t.TempDir(), &Options{Memory: 1 << 30, Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(rep.Timings) - 1; calls != want || want != 4 {
+		t.Fatalf("collections between stages: %d; want %d (stages %v)", calls, want, rep.Timings)
+	}
+}

@@ -96,7 +96,9 @@ type run struct {
 // had before (GOMEMLIMIT, or one the program set, is never raised), and that
 // limit is restored when the last run returns. A program that sets the limit
 // itself while a run is active sees its setting replaced when a run starts or
-// ends.
+// ends. Run also collects garbage between its stages, so that the next stage
+// reuses what the last released rather than fresh pages (under a large budget
+// the limit is far off and the pacer would wait for the heap to double).
 //
 // What the budget does not bound is a few bytes a document, for the whole
 // run: its status and the end of its id (5 bytes) and the id itself, 4 more
@@ -293,10 +295,13 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
 	}...)
-	for _, st := range stages {
+	for i, st := range stages {
 		t := time.Now()
 		if err := st.fn(ctx); err != nil {
 			return nil, err
+		}
+		if i < len(stages)-1 {
+			collectBetweenStages()
 		}
 		r.rep.Timings = append(r.rep.Timings, Timing{Stage: st.name, Seconds: time.Since(t).Seconds()})
 	}

@@ -32,13 +32,28 @@ var ErrDone = errors.New("atomicfile: file already committed or aborted")
 // safe, since Abort after Commit does nothing. Not safe for concurrent use.
 type File struct {
 	*os.File
-	path string
-	done bool
+	path   string
+	done   bool
+	direct bool // path is a device or pipe, written in place
 }
 
 // Create starts writing path: it creates a new temporary file
 // ".<base>.<random>.tmp" in path's directory with mode 0666 (before umask).
+//
+// A path that exists and is neither a regular file nor a directory (a
+// character device such as /dev/null or /dev/stdout, a named pipe, a socket)
+// is written in place instead: renaming a temporary file over it would
+// replace the device with a regular file (one holding the whole output, on
+// /dev's in-memory file system). Commit then only closes it, and Abort cannot
+// take back what was written.
 func Create(path string) (*File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() && !fi.IsDir() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, fmt.Errorf("atomicfile: create %s: %w", path, err)
+		}
+		return &File{File: f, path: path, direct: true}, nil
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -70,6 +85,12 @@ func (f *File) Commit() error {
 		return fmt.Errorf("%w: %s", ErrDone, f.path)
 	}
 	f.done = true
+	if f.direct {
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("atomicfile: write %s: %w", f.path, err)
+		}
+		return nil
+	}
 	tmp := f.Name()
 	err := f.Sync()
 	if cerr := f.Close(); err == nil {
@@ -94,6 +115,9 @@ func (f *File) Abort() error {
 	}
 	f.done = true
 	f.Close()
+	if f.direct {
+		return nil
+	}
 	if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("atomicfile: abort %s: %w", f.path, err)
 	}
