@@ -183,17 +183,44 @@ func checkInput(n int, edges []Edge, opts *Options) (used int, err error) {
 	if err := checkN(n, opts); err != nil {
 		return 0, err
 	}
-	t := opts.EnsureDefaults().Threshold
-	for i, e := range edges {
-		ok, err := checkEdge(n, i, e, t)
-		if err != nil {
-			return 0, err
-		}
-		if ok {
-			used++
+	u := usedEdges{n: n, threshold: opts.EnsureDefaults().Threshold}
+	for range u.of(slices.Values(edges)) {
+	}
+	return u.used, u.err
+}
+
+// usedEdges filters a sequence of edges down to those a clustering of n
+// documents uses (at or above threshold, not loops), checking each edge
+// and counting the edges read and used: the head of every clustering's
+// edge loop.
+type usedEdges struct {
+	n         int
+	threshold float64
+	count     int   // edges read; while one is yielded, count-1 is its index
+	used      int   // edges yielded
+	err       error // the first invalid edge; the sequence stops there
+}
+
+// of yields the used edges of edges, stopping at the first invalid one
+// (u.err then holds its error).
+func (u *usedEdges) of(edges iter.Seq[Edge]) iter.Seq[Edge] {
+	return func(yield func(Edge) bool) {
+		for e := range edges {
+			ok, err := checkEdge(u.n, u.count, e, u.threshold)
+			if err != nil {
+				u.err = err
+				return
+			}
+			u.count++
+			if !ok {
+				continue
+			}
+			u.used++
+			if !yield(e) {
+				return
+			}
 		}
 	}
-	return used, nil
 }
 
 // checkN validates n and the options.
@@ -272,17 +299,8 @@ func ComponentsSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*R
 		}
 		return x
 	}
-	count, used := 0, 0
-	for e := range edges {
-		ok, err := checkEdge(n, count, e, opts.Threshold)
-		if err != nil {
-			return nil, err
-		}
-		count++
-		if !ok {
-			continue
-		}
-		used++
+	u := usedEdges{n: n, threshold: opts.Threshold}
+	for e := range u.of(edges) {
 		a, b := find(e.A), find(e.B)
 		switch {
 		case a < b:
@@ -290,6 +308,9 @@ func ComponentsSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*R
 		case b < a:
 			parent[a] = b
 		}
+	}
+	if u.err != nil {
+		return nil, u.err
 	}
 	// Label each document with its root, the component's lowest member; a
 	// root's parent entry then counts its component.
@@ -319,7 +340,7 @@ func ComponentsSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*R
 		cl.Kept = best
 	}
 	res.setReference(opts.Reference)
-	res.Metrics.Edges, res.Metrics.Used = count, used
+	res.Metrics.Edges, res.Metrics.Used = u.count, u.used
 	return res, nil
 }
 

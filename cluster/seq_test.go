@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -102,8 +103,8 @@ func TestSeqEqualsSlice(t *testing.T) {
 func TestStarSeqOrder(t *testing.T) {
 	edges := []Edge{{A: 2, B: 3, Sim: 1}, {A: 0, B: 0, Sim: 1}, {A: 1, B: 2, Sim: 0.1}, {A: 1, B: 4, Sim: 1}}
 	_, err := StarSeq(5, slices.Values(edges), nil, &Options{Threshold: 0.5})
-	if !errors.Is(err, ErrInvalidEdge) {
-		t.Fatalf("err = %v; want ErrInvalidEdge", err)
+	if !errors.Is(err, ErrInvalidEdge) || !strings.Contains(err.Error(), "edges[3] = (1, 4)") {
+		t.Fatalf("err = %v; want ErrInvalidEdge naming edges[3] = (1, 4)", err)
 	}
 	// The unused and self-loop edges out of order are fine.
 	if _, err := StarSeq(5, slices.Values(edges[:3]), nil, &Options{Threshold: 0.5}); err != nil {

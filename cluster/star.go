@@ -161,7 +161,7 @@ func StarSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result,
 	for i := range rep {
 		rep[i] = noCluster
 	}
-	count, used := 0, 0
+	u := usedEdges{n: n, threshold: opts.Threshold}
 	centre := uint32(noCluster) // the document whose group is being read
 	open, claimed := false, false
 	end := func() { // the end of centre's group
@@ -170,23 +170,14 @@ func StarSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result,
 		}
 		open, claimed = false, false
 	}
-	for e := range edges {
-		ok, err := checkEdge(n, count, e, opts.Threshold)
-		if err != nil {
-			return nil, err
-		}
-		count++
-		if !ok {
-			continue
-		}
-		used++
+	for e := range u.of(edges) {
 		c, d := e.A, e.B
 		if at(d) < at(c) {
 			c, d = d, c
 		}
 		if c != centre {
 			if centre != noCluster && at(c) < at(centre) {
-				return nil, fmt.Errorf("%w: edges[%d] = (%d, %d) comes after the edges of document %d, which Star visits later", ErrInvalidEdge, count-1, e.A, e.B, centre)
+				return nil, fmt.Errorf("%w: edges[%d] = (%d, %d) comes after the edges of document %d, which Star visits later", ErrInvalidEdge, u.count-1, e.A, e.B, centre)
 			}
 			end()
 			centre, open = c, rep[c] == noCluster
@@ -196,6 +187,9 @@ func StarSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result,
 			claimed = true
 		}
 	}
+	if u.err != nil {
+		return nil, u.err
+	}
 	end()
 	scratch := pos
 	if scratch == nil {
@@ -203,6 +197,6 @@ func StarSeq(n int, edges iter.Seq[Edge], attrs *Attrs, opts *Options) (*Result,
 	}
 	res := build(n, rep, scratch)
 	res.setReference(opts.Reference)
-	res.Metrics.Edges, res.Metrics.Used = count, used
+	res.Metrics.Edges, res.Metrics.Used = u.count, u.used
 	return res, nil
 }
