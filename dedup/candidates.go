@@ -8,9 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/sketch"
+	"github.com/neardup/neardup/lsh"
 )
 
 // entrySorter sorts the band-key entries (sketch.AppendKeyEntries): an
@@ -43,18 +48,6 @@ type entryStream struct {
 	wide   *extsort.WideIterator
 	last   uint64 // the last wide key yielded
 	any    bool
-}
-
-func (r *run) entryStream() (*entryStream, error) {
-	switch s := r.entries.(type) {
-	case *extsort.WideSorter:
-		it, err := s.Iter()
-		return &entryStream{wide: it}, err
-	case *extsort.Sorter:
-		it, err := s.Iter(false)
-		return &entryStream{narrow: it}, err
-	}
-	panic(fmt.Sprintf("dedup: entry sorter %T", r.entries))
 }
 
 // next returns the next entry; ok is false at the end or on error.
@@ -94,39 +87,190 @@ func (s *entryStream) close() error {
 	return s.wide.Close()
 }
 
+// candidateParts is how many key ranges the candidates stage splits wide
+// band-key entries into (extsort.WideSorter.IterParts), each merged and
+// grouped by a goroutine of its own, up to Workers at a time. Fixed, not
+// the worker count, so that the pair runs spilled (report.json's spill
+// counts) do not depend on Workers either.
+var candidateParts = 8
+
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
+//
+// Wide entries are read in candidateParts key ranges (boundaries at
+// multiples of 2^EntryDocBits, so that a bucket, whose key the entries'
+// high 32 bits and the break between wide keys name, never spans two), each
+// grouped by its own Grouper into its own pair sorter, on up to Workers
+// goroutines; the ranges' metrics, largest buckets and pairs are then
+// merged as if one Grouper had read them in order (the counts add up, the
+// largest buckets' lists merge by size, then key, and the pairs are a
+// sorted set).
 func (r *run) candidates(ctx context.Context) error {
 	r.bar.CountStage("candidates", "keys", r.entries.Len())
 	defer r.bar.Finish()
 	r.rep.Spill.EntryRuns = r.entries.Runs()
 	r.rep.Spill.EntryBytes = r.entries.SpilledBytes()
-	it, err := r.entryStream()
+	pairLimit := int(r.opts.Memory / 32 / 8)
+	skip := r.skippedDocs()
+	var parts []*candidatePart
+	switch s := r.entries.(type) {
+	case *extsort.WideSorter:
+		ps, err := s.IterParts(candidateParts, sketch.EntryDocBits)
+		if err != nil {
+			return err
+		}
+		defer ps.Close()
+		parts = make([]*candidatePart, ps.Len())
+		for i := range parts {
+			parts[i] = &candidatePart{open: func() (*entryStream, error) {
+				it, err := ps.Part(i)
+				return &entryStream{wide: it}, err
+			}, pairs: extsort.New(r.tmp, "pairs", pairLimit/len(parts))}
+		}
+	case *extsort.Sorter:
+		parts = []*candidatePart{{open: func() (*entryStream, error) {
+			it, err := s.Iter(false)
+			return &entryStream{narrow: it}, err
+		}, pairs: extsort.New(r.tmp, "pairs", pairLimit)}}
+	default:
+		panic(fmt.Sprintf("dedup: entry sorter %T", r.entries))
+	}
+	defer func() {
+		for _, p := range parts {
+			p.pairs.Close()
+		}
+	}()
+	if err := r.groupParts(ctx, parts, skip); err != nil {
+		return err
+	}
+
+	// Merge the parts' results in key order.
+	var ms []lsh.CandidateMetrics
+	for i, p := range parts {
+		ms = append(ms, p.metrics)
+		if i == 0 {
+			r.top = p.top
+		} else {
+			r.top.Merge(&p.top)
+		}
+		r.rep.Spill.PairRuns += p.pairs.Runs()
+		r.rep.Spill.PairBytes += p.pairs.SpilledBytes()
+	}
+	r.buckets = mergeCandidateMetrics(ms)
+
+	its := make([]lsh.Run, len(parts))
+	for i, p := range parts {
+		it, err := p.pairs.Iter(true)
+		if err != nil {
+			return err
+		}
+		defer it.Close()
+		its[i] = pairRun{it}
+	}
+	pit := lsh.Run(its[0])
+	if len(its) > 1 {
+		pit = lsh.NewMerger(its, true)
+	}
+	r.pairs = newPairList(r.tmp, int(r.opts.Memory/16/8))
+	for {
+		v, err := pit.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.pairs.add(v); err != nil {
+			return err
+		}
+		if uint32(v>>32) < r.ref.n {
+			r.ref.candidates++
+		}
+	}
+	r.buckets.UniquePairs = r.pairs.n
+	return r.pairs.done()
+}
+
+// candidatePart is one key range of the band-key entries in the candidates
+// stage: how to read it, and what grouping it gave.
+type candidatePart struct {
+	open    func() (*entryStream, error)
+	pairs   *extsort.Sorter // its candidate pairs, a pair once per bucket
+	metrics lsh.CandidateMetrics
+	top     jobspec.TopBuckets
+}
+
+// pairRun reads an extsort.Iterator as an lsh.Run.
+type pairRun struct{ it *extsort.Iterator }
+
+func (p pairRun) Next() (uint64, error) {
+	if v, ok := p.it.Next(); ok {
+		return v, nil
+	}
+	if err := p.it.Err(); err != nil {
+		return 0, err
+	}
+	return 0, io.EOF
+}
+
+// groupParts groups each part's entries on up to Workers goroutines, parts
+// taken in order; it returns the error of the first part that failed.
+func (r *run) groupParts(ctx context.Context, parts []*candidatePart, skip []uint64) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make([]error, len(parts))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(max(r.opts.Workers, 1), len(parts)) {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < len(parts); i = int(next.Add(1) - 1) {
+				if errs[i] = r.groupPart(ctx, parts[i], skip); errs[i] != nil {
+					cancel()
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+// groupPart reads one part's entries into a Grouper of its own, leaving out
+// those of skipped documents (skippedDocs), and adds the pairs to the part's
+// sorter.
+func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) error {
+	it, err := p.open()
 	if err != nil {
 		return err
 	}
 	defer it.close()
-
 	// Reference documents, numbered first, are never paired with each
 	// other (jobspec's rules).
 	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap, r.ref.n)
 	if err != nil {
 		return err
 	}
-	sorter := extsort.New(r.tmp, "pairs", int(r.opts.Memory/32/8))
 	chunk := make([]uint64, 0, 1<<14)
 	var pairs []uint64
 	read := int64(0) // keys read since the last flush, those left out too
 	flush := func() error {
 		var err error
-		r.top.Add(chunk)
+		p.top.Add(chunk)
 		pairs, err = g.Append(pairs[:0], chunk)
 		if err != nil {
 			return err
 		}
 		r.bar.Add(read, 0)
 		chunk, read = chunk[:0], 0
-		return sorter.Add(pairs...)
+		return p.pairs.Add(pairs...)
 	}
 	// brk closes the open bucket before an entry of another wide key with
 	// the same high 32 bits.
@@ -134,10 +278,9 @@ func (r *run) candidates(ctx context.Context) error {
 		if err := flush(); err != nil {
 			return err
 		}
-		r.top.Close()
-		return sorter.Add(g.Flush(pairs[:0])...)
+		p.top.Close()
+		return p.pairs.Add(g.Flush(pairs[:0])...)
 	}
-	skip := r.skippedDocs()
 	for v, ok := it.next(); ok; v, ok = it.next() {
 		read++
 		if skip != nil {
@@ -167,32 +310,35 @@ func (r *run) candidates(ctx context.Context) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	if err := sorter.Add(g.Flush(pairs[:0])...); err != nil {
+	if err := p.pairs.Add(g.Flush(pairs[:0])...); err != nil {
 		return err
 	}
-	r.buckets = g.Metrics()
-	r.rep.Spill.PairRuns = sorter.Runs()
-	r.rep.Spill.PairBytes = sorter.SpilledBytes()
+	p.metrics = g.Metrics()
+	return nil
+}
 
-	pit, err := sorter.Iter(true)
-	if err != nil {
-		return err
+// mergeCandidateMetrics returns the metrics of one Grouper that read the
+// parts' entries in order: the counts add up; the largest capped buckets,
+// keys of different parts being different, merge by size, then key (a
+// stable sort keeps a part's own order of equal ones), and the first
+// lsh.DefaultLargest stay.
+func mergeCandidateMetrics(ms []lsh.CandidateMetrics) lsh.CandidateMetrics {
+	var m lsh.CandidateMetrics
+	for _, p := range ms {
+		m.Entries += p.Entries
+		m.DuplicateEntries += p.DuplicateEntries
+		m.Buckets += p.Buckets
+		m.SharedBuckets += p.SharedBuckets
+		m.Pairs += p.Pairs
+		m.CappedBuckets += p.CappedBuckets
+		m.CappedMembers += p.CappedMembers
+		m.Largest = append(m.Largest, p.Largest...)
 	}
-	defer pit.Close()
-	r.pairs = newPairList(r.tmp, int(r.opts.Memory/16/8))
-	for v, ok := pit.Next(); ok; v, ok = pit.Next() {
-		if err := r.pairs.add(v); err != nil {
-			return err
-		}
-		if uint32(v>>32) < r.ref.n {
-			r.ref.candidates++
-		}
+	slices.SortStableFunc(m.Largest, jobspec.CompareBuckets)
+	if len(m.Largest) > lsh.DefaultLargest {
+		m.Largest = m.Largest[:lsh.DefaultLargest]
 	}
-	if err := pit.Err(); err != nil {
-		return err
-	}
-	r.buckets.UniquePairs = r.pairs.n
-	return r.pairs.done()
+	return m
 }
 
 // skippedDocs returns the set of documents (numbered after the reference

@@ -1,15 +1,15 @@
 // Package extsort sorts more uint64 values than fit in a memory budget: values
 // are buffered, and each full buffer is radix-sorted and written to a temporary
 // file as a run (delta-encoded uvarints); reading merges the in-memory
-// remainder with every run, with lsh.Merger (the merge the lsh package offers
-// for streaming candidates, so there is one). The batch dedup driver uses it
+// remainder with every run with a loser tree (internal/kmerge, with which
+// RecordSorter and WideSorter merge too). The batch dedup driver uses it
 // for packed (band key | document) entries and (a | b) candidate pairs.
 //
 // WideSorter does the same for (64-bit key, document) entries, the band-key
 // entries of dedup's default 64-bit keys, the most numerous values a run
-// sorts: it sorts each full buffer in place and writes it in the background
-// while the next one fills, and merges its runs with a loser tree, decoding
-// each run from a large buffer.
+// sorts: it sorts chunks in place in the background as they fill, merges a
+// run's chunks as it writes the run, decodes each run from a large buffer,
+// and can split the merge into key ranges read side by side (IterParts).
 package extsort
 
 import (
@@ -20,8 +20,8 @@ import (
 	"io"
 	"os"
 
+	"github.com/neardup/neardup/internal/kmerge"
 	"github.com/neardup/neardup/internal/radix"
-	"github.com/neardup/neardup/lsh"
 )
 
 // Sorter collects values and yields them sorted. It is not safe for
@@ -127,6 +127,7 @@ func (s *Sorter) spill() error {
 type runWriter struct {
 	f   *os.File
 	buf []byte
+	off int64 // bytes written out before buf
 }
 
 // createRun creates a run file in dir (os.TempDir() if empty) whose name
@@ -145,6 +146,7 @@ func (w *runWriter) flush() error {
 		w.abort()
 		return fmt.Errorf("extsort: spill %s: %w", w.f.Name(), err)
 	}
+	w.off += int64(len(w.buf))
 	w.buf = w.buf[:0]
 	return nil
 }
@@ -204,7 +206,7 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 		s.buf, s.scratch = nil, nil
 		return it, nil
 	}
-	sources := []lsh.Run{&source{mem: s.buf}}
+	it.srcs = []*source{{mem: s.buf}}
 	for _, name := range s.runs {
 		f, err := os.Open(name)
 		if err != nil {
@@ -212,10 +214,19 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 			return nil, fmt.Errorf("extsort: %w", err)
 		}
 		it.files = append(it.files, f)
-		sources = append(sources, &source{f: f, r: bufio.NewReaderSize(f, 1<<16)})
+		it.srcs = append(it.srcs, &source{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
-	it.merge = lsh.NewMerger(sources, unique)
 	s.buf, s.scratch, s.runs = nil, nil, nil
+	it.tree = kmerge.New(len(it.srcs), nil)
+	for i, src := range it.srcs {
+		v, err := src.Next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			it.Close()
+			return nil, err
+		}
+		it.tree.Set(i, v, err == nil)
+	}
+	it.tree.Init()
 	return it, nil
 }
 
@@ -228,9 +239,6 @@ type source struct {
 	r    *bufio.Reader
 	prev uint64
 }
-
-// Compile-time check that a source is a run for lsh.Merger.
-var _ lsh.Run = (*source)(nil)
 
 // Next returns the run's next value, or io.EOF at its end.
 func (s *source) Next() (uint64, error) {
@@ -256,7 +264,8 @@ func (s *source) Next() (uint64, error) {
 type Iterator struct {
 	mem    []uint64 // when nothing was spilled
 	pos    int
-	merge  *lsh.Merger // of the runs and the in-memory remainder, when some were spilled
+	srcs   []*source    // the runs and the in-memory remainder, when some were spilled
+	tree   *kmerge.Tree // their merge: the values are the keys
 	files  []*os.File
 	runs   []string
 	unique bool
@@ -276,17 +285,27 @@ func (it *Iterator) Next() (uint64, bool) {
 		it.last, it.any = v, true
 		return v, true
 	}
-	if it.merge == nil || it.err != nil {
+	if it.tree == nil || it.err != nil {
 		return 0, false
 	}
-	v, err := it.merge.Next()
-	if err != nil {
-		if !errors.Is(err, io.EOF) {
-			it.err = err
+	for {
+		w, ok := it.tree.Winner()
+		if !ok {
+			return 0, false
 		}
-		return 0, false
+		v := it.tree.Top()
+		next, err := it.srcs[w].Next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			it.err = err
+			return 0, false
+		}
+		it.tree.Replace(next, err == nil)
+		if it.unique && it.any && v == it.last {
+			continue
+		}
+		it.last, it.any = v, true
+		return v, true
 	}
-	return v, true
 }
 
 // Err returns the first error met while reading runs.

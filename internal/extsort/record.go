@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/neardup/neardup/internal/kmerge"
 )
 
 // Record is a sort key of two words with a payload of two words: the batch
@@ -151,22 +153,16 @@ func (s *RecordSorter) Iter() (*RecordIterator, error) {
 		it.srcs = append(it.srcs, &recordSource{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
 	s.buf, s.runs = nil, nil
-	// Prime the sources and build the heap.
-	live := it.srcs[:0]
-	for _, src := range it.srcs {
+	it.tree = kmerge.New(len(it.srcs), func(i, j int) int { return CompareRecords(it.srcs[i].head, it.srcs[j].head) })
+	for i, src := range it.srcs {
 		ok, err := src.next()
 		if err != nil {
 			it.Close()
 			return nil, err
 		}
-		if ok {
-			live = append(live, src)
-		}
+		it.tree.Set(i, src.head.Key[0], ok)
 	}
-	it.srcs = live
-	for i := len(it.srcs)/2 - 1; i >= 0; i-- {
-		it.down(i)
-	}
+	it.tree.Init()
 	return it, nil
 }
 
@@ -220,53 +216,30 @@ func noEOF(err error) error {
 
 // RecordIterator yields the sorted records. Not safe for concurrent use.
 type RecordIterator struct {
-	srcs  []*recordSource // a heap by head
+	srcs  []*recordSource
+	tree  *kmerge.Tree // by Key[0], then CompareRecords
 	files []*os.File
 	runs  []string
 	err   error
 }
 
-func (it *RecordIterator) less(i, j int) bool {
-	return CompareRecords(it.srcs[i].head, it.srcs[j].head) < 0
-}
-
-func (it *RecordIterator) down(i int) {
-	h := it.srcs
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		m := l
-		if r := l + 1; r < len(h) && it.less(r, l) {
-			m = r
-		}
-		if !it.less(m, i) {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
 // Next returns the next record, or false at the end or on error (see Err).
 func (it *RecordIterator) Next() (Record, bool) {
-	if len(it.srcs) == 0 || it.err != nil {
+	if it.tree == nil || it.err != nil {
 		return Record{}, false
 	}
-	top := it.srcs[0]
-	r := top.head
-	ok, err := top.next()
+	w, ok := it.tree.Winner()
+	if !ok {
+		return Record{}, false
+	}
+	src := it.srcs[w]
+	r := src.head
+	ok, err := src.next()
 	if err != nil {
 		it.err = err
 		return Record{}, false
 	}
-	if !ok {
-		last := len(it.srcs) - 1
-		it.srcs[0] = it.srcs[last]
-		it.srcs = it.srcs[:last]
-	}
-	it.down(0)
+	it.tree.Replace(src.head.Key[0], ok)
 	return r, true
 }
 
@@ -284,6 +257,6 @@ func (it *RecordIterator) Close() error {
 			first = fmt.Errorf("extsort: %w", err)
 		}
 	}
-	it.files, it.runs, it.srcs = nil, nil, nil
+	it.files, it.runs, it.srcs, it.tree = nil, nil, nil, nil
 	return first
 }

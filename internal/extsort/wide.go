@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+
+	"github.com/neardup/neardup/internal/kmerge"
 )
 
 // Wide is a band-key entry with a key of up to 64 bits: the batch driver's
@@ -28,12 +30,19 @@ func compareWide(a, b Wide) int {
 
 // WideSorter is Sorter for Wide entries: it collects (key, document) pairs
 // and yields them sorted by key, then document, spilling runs to disk. It
-// holds at most 2·limit entries (16 bytes each) in memory, what Sorter's
-// limit and sort scratch take: a buffer being filled and, while a full one
-// is sorted in place and written out by a goroutine of its own, the one
-// being spilled, each of limit − limit/64 entries, and a scratch of
-// limit/32 entries for sorting. Add does not wait for a spill unless the
-// previous one is still being written when the next buffer is full.
+// holds at most about 2·limit entries (16 bytes each) in memory, what
+// Sorter's limit and sort scratch take.
+//
+// Entries go into chunks of at most wideChunk entries, each sorted in place
+// by a goroutine of its own as soon as it is full, while the next one
+// fills; once the chunks add up to limit − limit/64 entries, that goroutine
+// merges them into a run on disk while the next run's chunks fill. So a
+// run holds the same entries whatever the chunk size, and the sorting is
+// done in the background whether the entries end up on disk or not: with
+// a budget larger than the corpus, the chunks stay in memory and are
+// merged at the end, where a single buffer would be sorted then, on one
+// core. Add waits only when the chunk or run before is still being sorted
+// or written when the next chunk is full.
 //
 // A run on disk is, per entry, the uvarint of the key's increase over the
 // previous entry's and the uvarint of the document. A WideSorter is not safe
@@ -42,40 +51,52 @@ func compareWide(a, b Wide) int {
 type WideSorter struct {
 	dir     string
 	prefix  string
-	limit   int // entries a buffer holds before it is spilled
-	buf     []Wide
-	spare   []Wide // the other buffer, when no spill is in flight
+	limit   int      // entries a run holds
+	chunk   int      // entries a chunk holds
+	buf     []Wide   // the chunk being filled
+	sorted  [][]Wide // the current run's chunks sorted so far
+	held    int      // entries of the current run in sorted and in flight
+	free    [][]Wide // chunks of runs written, for reuse
 	scratch []Wide
-	flight  chan spilled // the spill in flight, if busy
+	flight  chan wideJob // the job in flight, if busy
 	busy    bool
 	err     error // the first spill error
 	runs    []string
+	index   []runIndex // each run's index, as runs
 	bytes   int64
 	count   int64
 }
 
-// spilled is what a background spill hands back: its buffer, for reuse,
-// and the run it wrote.
-type spilled struct {
-	buf  []Wide
-	name string
-	size int64
-	err  error
+// wideChunk is the most entries a WideSorter's chunk holds (128 MiB):
+// at --memory 1GiB a run is one chunk, so it is written without a merge.
+const wideChunk = 1 << 23
+
+// wideJob is the background goroutine's work: sort a chunk, or sort the
+// last of a run's chunks and write the run; it comes back with the chunks
+// and the run written.
+type wideJob struct {
+	chunks [][]Wide // the last unsorted
+	write  bool
+	name   string
+	size   int64
+	index  runIndex
+	err    error
 }
 
-// NewWide returns a WideSorter that holds at most 2·limit entries in memory
-// and spills runs into dir (os.TempDir() if empty) with file names starting
-// with prefix.
+// NewWide returns a WideSorter that holds at most about 2·limit entries in
+// memory and spills runs into dir (os.TempDir() if empty) with file names
+// starting with prefix.
 func NewWide(dir, prefix string, limit int) *WideSorter {
 	limit = max(limit, 1024)
-	return &WideSorter{dir: dir, prefix: prefix, limit: limit - limit/64, flight: make(chan spilled, 1)}
+	limit -= limit / 64
+	return &WideSorter{dir: dir, prefix: prefix, limit: limit, chunk: min(limit, wideChunk), flight: make(chan wideJob, 1)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
-// below 1<<32. It may start a spill, and wait for the previous one; it
-// returns the error of an earlier spill, if any. It panics on an odd number
-// of words.
+// below 1<<32. It may start sorting a chunk or writing a run, and wait for
+// the one before; it returns the error of an earlier spill, if any. It
+// panics on an odd number of words.
 func (s *WideSorter) Add(words ...uint64) error {
 	if len(words)%2 != 0 {
 		panic("extsort: WideSorter.Add of an odd number of words")
@@ -88,8 +109,12 @@ func (s *WideSorter) Add(words ...uint64) error {
 			s.grow()
 		}
 		s.buf = append(s.buf, Wide{Key: words[i], Doc: uint32(words[i+1])})
-		if len(s.buf) >= s.limit {
-			if err := s.spill(); err != nil {
+		if s.held+len(s.buf) >= s.limit {
+			if err := s.hand(true); err != nil {
+				return err
+			}
+		} else if len(s.buf) >= s.chunk {
+			if err := s.hand(false); err != nil {
 				return err
 			}
 		}
@@ -98,9 +123,19 @@ func (s *WideSorter) Add(words ...uint64) error {
 	return nil
 }
 
-// grow doubles the buffer up to the limit (see Sorter.grow).
+// grow doubles the first chunk up to the chunk size (see Sorter.grow);
+// a later one is a chunk of a run written, or made full size: once a chunk
+// has filled, the entries are not few.
 func (s *WideSorter) grow() {
-	c := min(s.limit, max(2*cap(s.buf), 1<<15))
+	if len(s.buf) == 0 && len(s.free) > 0 {
+		s.buf = s.free[len(s.free)-1][:0]
+		s.free = s.free[:len(s.free)-1]
+		return
+	}
+	c := min(s.chunk, max(2*cap(s.buf), 1<<15))
+	if s.busy || s.held > 0 || len(s.runs) > 0 {
+		c = s.chunk
+	}
 	b := make([]Wide, len(s.buf), c)
 	copy(b, s.buf)
 	s.buf = b
@@ -123,65 +158,133 @@ func (s *WideSorter) SpilledBytes() int64 {
 	return s.bytes
 }
 
-// spill hands the full buffer to a goroutine that sorts it and writes it
-// as a run, after waiting for the previous spill, and goes on with the
-// other buffer.
-func (s *WideSorter) spill() error {
+// hand gives the full chunk to a goroutine that sorts it and, with write,
+// merges it with the run's other chunks into a run on disk, after waiting
+// for the job before; Add goes on with another chunk.
+func (s *WideSorter) hand(write bool) error {
 	if err := s.wait(); err != nil {
 		return err
 	}
 	if s.scratch == nil {
-		s.scratch = make([]Wide, s.limit/32)
+		s.scratch = make([]Wide, s.chunk/32)
 	}
-	full := s.buf
-	s.buf, s.spare = s.spare[:0], nil
-	if cap(s.buf) < s.limit {
-		s.buf = make([]Wide, 0, s.limit)
+	j := wideJob{write: write}
+	if write {
+		j.chunks = append(s.sorted, s.buf)
+		s.sorted, s.held = nil, 0
+	} else {
+		j.chunks = [][]Wide{s.buf}
+		s.held += len(s.buf)
 	}
+	s.buf = nil
 	s.busy = true
 	go func() {
-		sortWideInPlace(full, s.scratch)
-		name, size, err := writeWideRun(s.dir, s.prefix, full)
-		s.flight <- spilled{buf: full, name: name, size: size, err: err}
+		sortWideInPlace(j.chunks[len(j.chunks)-1], s.scratch)
+		if j.write {
+			j.name, j.size, j.index, j.err = writeWideRun(s.dir, s.prefix, j.chunks)
+		}
+		s.flight <- j
 	}()
 	return nil
 }
 
-// wait waits for the spill in flight, if any, and takes its buffer back.
+// wait waits for the job in flight, if any, and takes its chunks back.
 func (s *WideSorter) wait() error {
-	if s.busy {
-		r := <-s.flight
-		s.busy = false
-		s.spare = r.buf[:0]
-		if r.err != nil && s.err == nil {
-			s.err = r.err
-		}
-		if r.err == nil {
-			s.runs = append(s.runs, r.name)
-			s.bytes += r.size
-		}
+	if !s.busy {
+		return s.err
+	}
+	j := <-s.flight
+	s.busy = false
+	if !j.write {
+		s.sorted = append(s.sorted, j.chunks[0])
+		return s.err
+	}
+	for _, c := range j.chunks {
+		s.free = append(s.free, c[:0])
+	}
+	if j.err != nil && s.err == nil {
+		s.err = j.err
+	}
+	if j.err == nil {
+		s.runs = append(s.runs, j.name)
+		s.index = append(s.index, j.index)
+		s.bytes += j.size
 	}
 	return s.err
 }
 
-// writeWideRun writes the sorted entries a as a run.
-func writeWideRun(dir, prefix string, a []Wide) (string, int64, error) {
+// indexPoint is where an entry of a run starts: its byte offset, its key
+// and the key before it (the base of its delta), so that reading can start
+// there. A run's index, kept in memory beside the run (the file's format is
+// unchanged), holds one entry in indexSpacing(len(run)), the first one
+// included, and serves as a sample of its keys too (WideSorter.IterParts).
+type indexPoint struct {
+	off       int64
+	key, prev uint64
+}
+
+// runIndex is a run's index: a point every every entries.
+type runIndex struct {
+	every  int
+	points []indexPoint
+}
+
+// indexSpacing is the entries between two points of the index of a run of
+// n entries: at least 256 points, at most 4096 entries apart (24 bytes of
+// index per 64 KiB of entries).
+func indexSpacing(n int) int { return min(1<<12, max(1, n/256)) }
+
+// writeWideRun writes the entries of the sorted chunks, merged, as a run
+// and returns its index.
+func writeWideRun(dir, prefix string, chunks [][]Wide) (string, int64, runIndex, error) {
 	w, err := createRun(dir, prefix)
 	if err != nil {
-		return "", 0, err
+		return "", 0, runIndex{}, err
 	}
+	n := 0
+	for _, c := range chunks {
+		n += len(c)
+	}
+	every := indexSpacing(n)
+	index := make([]indexPoint, 0, (n+every-1)/every)
 	prev := uint64(0)
-	for _, e := range a {
+	i := 0
+	add := func(e Wide) error {
 		if len(w.buf) > cap(w.buf)-maxWideBytes {
 			if err := w.flush(); err != nil {
-				return "", 0, err
+				return err
 			}
 		}
+		if i%every == 0 {
+			index = append(index, indexPoint{off: w.off + int64(len(w.buf)), key: e.Key, prev: prev})
+		}
+		i++
 		w.buf = binary.AppendUvarint(w.buf, e.Key-prev)
 		w.buf = binary.AppendUvarint(w.buf, uint64(e.Doc))
 		prev = e.Key
+		return nil
 	}
-	return w.finish()
+	if len(chunks) == 1 {
+		for _, e := range chunks[0] {
+			if err := add(e); err != nil {
+				return "", 0, runIndex{}, err
+			}
+		}
+	} else {
+		var t loserTree
+		srcs := make([]*wideRun, len(chunks))
+		for k, c := range chunks {
+			srcs[k] = &wideRun{mem: c}
+		}
+		t.init(srcs) // in memory: no error
+		for e, ok, _ := t.pop(); ok; e, ok, _ = t.pop() {
+			if err := add(e); err != nil {
+				return "", 0, runIndex{}, err
+			}
+		}
+	}
+	name, size, err := w.finish()
+	return name, size, runIndex{every: every, points: index}, err
 }
 
 // maxWideBytes is the most bytes an entry takes in a run: a 64-bit and a
@@ -194,7 +297,7 @@ const maxWideBytes = binary.MaxVarintLen64 + 5
 func (s *WideSorter) Close() error {
 	s.wait()
 	err := removeRuns(s.runs)
-	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
+	s.release()
 	return err
 }
 
@@ -312,39 +415,25 @@ func lsdHigh(a, b []Wide, shift uint) {
 	}
 }
 
+// release drops the sorter's chunks, runs and scratch.
+func (s *WideSorter) release() {
+	s.buf, s.sorted, s.free, s.scratch, s.runs, s.index = nil, nil, nil, nil, nil, nil
+}
+
 // Iter returns an iterator over every entry added, by key, then document.
 // No more entries may be added afterwards. Close the iterator to remove the
 // runs.
 func (s *WideSorter) Iter() (*WideIterator, error) {
-	if err := s.wait(); err != nil {
-		s.Close()
+	p, err := s.IterParts(1, 0)
+	if err != nil {
 		return nil, err
 	}
-	if s.scratch == nil {
-		s.scratch = make([]Wide, max(len(s.buf)/64, 256))
-	}
-	sortWideInPlace(s.buf, s.scratch)
-	it := &WideIterator{runs: s.runs}
-	if len(s.runs) == 0 {
-		it.mem = s.buf
-		s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
-		return it, nil
-	}
-	srcs := []*wideRun{{mem: s.buf}}
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("extsort: %w", err)
-		}
-		it.files = append(it.files, f)
-		srcs = append(srcs, &wideRun{r: f, name: name, buf: make([]byte, 0, wideReadBuf)})
-	}
-	s.buf, s.spare, s.scratch, s.runs = nil, nil, nil, nil
-	if err := it.tree.init(srcs); err != nil {
-		it.Close()
+	it, err := p.Part(0)
+	if err != nil {
+		p.Close()
 		return nil, err
 	}
+	it.files, it.runs = p.files, p.runs
 	return it, nil
 }
 
@@ -426,89 +515,44 @@ func (w *wideRun) fill() error {
 	return nil
 }
 
-// loserTree merges runs: a tournament tree whose internal nodes hold the
-// run that lost there, so that replacing the winner's entry costs one
-// comparison a level (log₂ of the runs), against the two of a binary heap.
-// Runs are numbered; node k+i is run i's leaf, nodes 1 to k−1 are internal
-// (node n's children are 2n and 2n+1) and node 0 holds the winner.
+// loserTree merges runs with a kmerge.Tree: by key, then document, then
+// run number.
 type loserTree struct {
-	runs  []*wideRun
-	head  []Wide // each run's current entry
-	done  []bool // run exhausted
-	nodes []int
-}
-
-// less reports whether run i's head sorts before run j's; exhausted runs
-// sort last, ties by run number.
-func (t *loserTree) less(i, j int) bool {
-	if t.done[i] || t.done[j] {
-		return !t.done[i] && t.done[j] || t.done[i] == t.done[j] && i < j
-	}
-	a, b := t.head[i], t.head[j]
-	if a.Key != b.Key {
-		return a.Key < b.Key
-	}
-	if a.Doc != b.Doc {
-		return a.Doc < b.Doc
-	}
-	return i < j
+	runs []*wideRun
+	head []Wide // each run's current entry
+	t    *kmerge.Tree
 }
 
 // init reads each run's first entry and plays the tournament.
 func (t *loserTree) init(runs []*wideRun) error {
-	k := len(runs)
-	t.runs, t.head, t.done, t.nodes = runs, make([]Wide, k), make([]bool, k), make([]int, k)
-	for i := range runs {
-		if err := t.advance(i); err != nil {
+	t.runs, t.head = runs, make([]Wide, len(runs))
+	t.t = kmerge.New(len(runs), func(i, j int) int { return cmp.Compare(t.head[i].Doc, t.head[j].Doc) })
+	for i, r := range runs {
+		e, ok, err := r.next()
+		if err != nil {
 			return err
 		}
+		t.head[i] = e
+		t.t.Set(i, e.Key, ok)
 	}
-	win := make([]int, 2*k)
-	for i := range k {
-		win[k+i] = i
-	}
-	for n := k - 1; n >= 1; n-- {
-		a, b := win[2*n], win[2*n+1]
-		if t.less(a, b) {
-			win[n], t.nodes[n] = a, b
-		} else {
-			win[n], t.nodes[n] = b, a
-		}
-	}
-	if k > 1 {
-		t.nodes[0] = win[1]
-	}
-	return nil
-}
-
-// advance loads run i's next entry into its head.
-func (t *loserTree) advance(i int) error {
-	e, ok, err := t.runs[i].next()
-	if err != nil {
-		return err
-	}
-	t.head[i], t.done[i] = e, !ok
+	t.t.Init()
 	return nil
 }
 
 // pop returns the smallest head and replaces it with the next entry of its
 // run; ok is false when every run is exhausted.
 func (t *loserTree) pop() (e Wide, ok bool, err error) {
-	w := t.nodes[0]
-	if t.done[w] {
+	w, ok := t.t.Winner()
+	if !ok {
 		return Wide{}, false, nil
 	}
 	e = t.head[w]
-	if err := t.advance(w); err != nil {
+	n, more, err := t.runs[w].next()
+	if err != nil {
 		return Wide{}, false, err
 	}
-	k := len(t.runs)
-	for n := (w + k) / 2; n >= 1; n /= 2 {
-		if l := t.nodes[n]; t.less(l, w) {
-			t.nodes[n], w = w, l
-		}
-	}
-	t.nodes[0] = w
+	t.head[w] = n
+	t.t.Replace(n.Key, more)
 	return e, true, nil
 }
 

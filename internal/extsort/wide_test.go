@@ -339,7 +339,7 @@ func FuzzWideRun(f *testing.F) {
 			t.Fatalf("keys decrease: %v", got)
 		}
 		dir := t.TempDir()
-		name, _, err := writeWideRun(dir, "fuzz", got)
+		name, _, _, err := writeWideRun(dir, "fuzz", [][]Wide{got})
 		if err != nil {
 			t.Fatal(err)
 		}

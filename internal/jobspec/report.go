@@ -404,6 +404,21 @@ func (t *TopBuckets) Close() {
 	t.started = false
 }
 
+// Merge adds to t the buckets o counted, as if o's entries had been added
+// to t after t's: o's keys must all sort after t's, in another bucket (a
+// driver reading key ranges side by side counts each with its own
+// TopBuckets and merges them in key order). Both are closed first.
+func (t *TopBuckets) Merge(o *TopBuckets) {
+	t.close()
+	o.close()
+	t.started = false
+	// Keys of t and o differ, so a stable sort keeps each one's order of
+	// equal buckets.
+	t.top = append(t.top, o.top...)
+	slices.SortStableFunc(t.top, CompareBuckets)
+	t.top = t.top[:min(len(t.top), lsh.DefaultLargest)]
+}
+
 // Buckets closes the last bucket and returns the largest shared buckets, by
 // size descending, then key ascending (lsh.Bucket.Key is the entry key: the
 // bucket key in place, sketch.EntryBucket gives it). The slice is t's.

@@ -1,0 +1,84 @@
+package dedup
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCandidatePartsMatchOne: the candidates stage split into key ranges
+// grouped side by side (on one worker and on two, in memory and from
+// spilled runs) reports the same buckets (counts, the largest capped
+// buckets, the largest shared ones) and the same candidates as one range
+// grouped by one Grouper, on a corpus whose buckets are shared by many
+// documents, so that a small cap caps hundreds of them.
+func TestCandidatePartsMatchOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 20k-document corpus; skipped with -short")
+	}
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	r := rand.New(rand.NewPCG(12, 1))
+	var docs []doc
+	for i := 0; len(docs) < 20000; i++ {
+		b := base[r.IntN(40)]
+		words := strings.Fields(b.Text)
+		start := 10 * r.IntN(3) // few windows: large shared buckets
+		text := strings.Join(words[start:min(len(words), start+40)], " ")
+		text = mutate(r, text, 0.05)
+		docs = append(docs, doc{fmt.Sprintf("d%06d", i), text})
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	defer func(n int) { candidateParts = n }(candidateParts)
+	type result struct {
+		buckets, pairs []byte
+		candidates     int64
+	}
+	run := func(parts int, o Options) result {
+		candidateParts = parts
+		spill := o.Memory > 0
+		out, rep := runDedup(t, []string{in}, &o)
+		if spill && rep.Spill.EntryRuns == 0 {
+			t.Fatalf("parts=%d %+v: nothing spilled", parts, o)
+		}
+		buckets, err := json.Marshal(rep.Buckets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs, err := os.ReadFile(filepath.Join(out, PairsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{buckets, pairs, rep.Counts.Candidates}
+	}
+	for _, mem := range []int64{0, 16 << 20} {
+		want := run(1, Options{Workers: 1, Memory: mem, BucketCap: 5})
+		var b struct {
+			Capped  int64             `json:"capped_buckets"`
+			Largest []json.RawMessage `json:"largest"`
+			Top     []json.RawMessage `json:"top"`
+		}
+		if err := json.Unmarshal(want.buckets, &b); err != nil {
+			t.Fatal(err)
+		}
+		if b.Capped < 100 || len(b.Largest) < 10 || len(b.Top) < 10 || want.candidates == 0 {
+			t.Fatalf("memory %d: %d capped buckets, %d largest, %d top, %d candidates: the corpus is too easy", mem, b.Capped, len(b.Largest), len(b.Top), want.candidates)
+		}
+		for _, parts := range []int{2, 8, 64} {
+			for _, workers := range []int{1, 2} {
+				got := run(parts, Options{Workers: workers, Memory: mem, BucketCap: 5})
+				if !bytes.Equal(got.buckets, want.buckets) {
+					t.Errorf("memory %d, %d parts, %d workers: buckets\n%s\nwant (one part)\n%s", mem, parts, workers, got.buckets, want.buckets)
+				}
+				if !bytes.Equal(got.pairs, want.pairs) || got.candidates != want.candidates {
+					t.Errorf("memory %d, %d parts, %d workers: %d candidates, pairs.tsv differs from one part's (%d)", mem, parts, workers, got.candidates, want.candidates)
+				}
+			}
+		}
+	}
+}
