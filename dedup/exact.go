@@ -47,6 +47,8 @@ type exactPass struct {
 	lateOpt dupid.Options
 	hash    [16]byte
 
+	touched uint64 // what prefetch read (kept, so that its reads are made)
+
 	copies     []uint64 // copy<<32 | first, by copy ascending
 	lateCopies bool     // some copies were found after the sign stage (and banded)
 
@@ -75,6 +77,13 @@ func newExactPass(memory int64, tmp string) *exactPass {
 func (e *exactPass) has(k [2]uint64) bool {
 	_, ok := e.table.get(k[0], k[1])
 	return ok
+}
+
+// prefetch brings the table's slots for the keys of hashes (two words a
+// key: a batch's, before the collector resolves them in turn) into the
+// processor's caches, all at once (hashTable.touch).
+func (e *exactPass) prefetch(hashes []uint64) {
+	e.touched += e.table.touch(hashes)
 }
 
 // resolve is the collector's decision on document doc of hash k, in input

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -131,5 +132,70 @@ func TestHashTableConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// TestHashTableSameHome: keys that mix to the same value (hi ^ rotl(lo, 31)
+// equal) share their home slot and their tag, so only the keys themselves
+// tell them apart: each is found with its own document, and a key of that
+// mix never added is not found, in a table grown over them and in one
+// that was not.
+func TestHashTableSameHome(t *testing.T) {
+	const mix = 0x0123456789abcdef
+	r := rand.New(rand.NewPCG(4, 4))
+	for _, capacity := range []int{16, 1 << 12} {
+		tab := newHashTable(capacity)
+		var keys [][2]uint64
+		for i := range 300 {
+			lo := r.Uint64()
+			k := [2]uint64{mix ^ bits.RotateLeft64(lo, 31), lo}
+			keys = append(keys, k)
+			if _, ok := tab.getOrPut(k[0], k[1], uint32(i), true); ok {
+				t.Fatalf("capacity %d: key %d %x found before it was added", capacity, i, k)
+			}
+		}
+		h := tab.cur.Load()
+		home, tag := h.home(keys[0][0], keys[0][1])
+		for i, k := range keys {
+			if hm, tg := h.home(k[0], k[1]); hm != home || tg != tag {
+				t.Fatalf("capacity %d: key %d has home %d tag %x; want %d %x (the test's premise)", capacity, i, hm, tg, home, tag)
+			}
+			if d, ok := tab.get(k[0], k[1]); !ok || d != uint32(i) {
+				t.Fatalf("capacity %d: get key %d = (%d, %v); want (%d, true)", capacity, i, d, ok, i)
+			}
+		}
+		lo := r.Uint64()
+		if _, ok := tab.get(mix^bits.RotateLeft64(lo, 31), lo); ok {
+			t.Fatalf("capacity %d: found a key of the same home never added", capacity)
+		}
+	}
+}
+
+// TestHashTableTags: every used slot, and only those, has a tag; it is the
+// tag of the key it holds.
+func TestHashTableTags(t *testing.T) {
+	tab := newHashTable(16)
+	r := rand.New(rand.NewPCG(6, 6))
+	for i := range 5000 {
+		tab.getOrPut(r.Uint64(), r.Uint64(), uint32(i), true)
+	}
+	h := tab.cur.Load()
+	used := 0
+	for i := range h.s {
+		s := &h.s[i]
+		tg := h.tag(uint64(i))
+		if d := s.doc; d == 0 {
+			if tg != 0 {
+				t.Fatalf("empty slot %d has tag %x", i, tg)
+			}
+			continue
+		}
+		used++
+		if _, want := h.home(s.hi, s.lo); tg != want {
+			t.Fatalf("slot %d holds a key of tag %x; its tag is %x", i, want, tg)
+		}
+	}
+	if used != tab.len() {
+		t.Fatalf("%d slots used; the table holds %d keys", used, tab.len())
 	}
 }

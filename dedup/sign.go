@@ -443,6 +443,10 @@ func (r *run) collect(s *signed) error {
 			// is the first of its text or a copy (whose signature and band
 			// keys, if a worker made them, are dropped). Documents are
 			// numbered as in band-key entries, after the reference ones.
+			if hs%(2*prefetchDocs) == 0 {
+				// The table's slots of the next documents, at once.
+				r.exact.prefetch(s.hashes[hs:min(hs+2*prefetchDocs, len(s.hashes))])
+			}
 			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
 			if err != nil {
 				return err
@@ -470,6 +474,12 @@ func (r *run) collect(s *signed) error {
 	}
 	return r.entries.Add(s.entries...)
 }
+
+// prefetchDocs is how many documents' slots of the exact pass's table the
+// collector reads ahead at once (exactPass.prefetch): enough for their
+// cache misses to overlap, few enough for what they bring in (a tag line
+// and a slot line each, 32 KiB) to stay in the cache until resolve uses it.
+const prefetchDocs = 256
 
 // feedDepth is the most batches of band-key entries waiting for the
 // sorter (each about a batch's documents times the bands, 16 bytes an

@@ -16,6 +16,21 @@ import (
 // by testdata/bandkeys.py, an independent Python implementation of the
 // function specified in the AppendKeys doc comment.
 func TestKeysGolden(t *testing.T) {
+	cases := 0
+	forGolden(t, func(p Params, name string, slots, want []uint64) {
+		if got := p.AppendKeys(nil, slots); !slices.Equal(got, want) {
+			t.Errorf("%v %s: AppendKeys = %x; want %x", p, name, got, want)
+		}
+		cases++
+	})
+	if cases < 20 {
+		t.Fatalf("read %d golden cases; want at least 20", cases)
+	}
+}
+
+// forGolden calls check with each case of testdata/bandkeys.golden.
+func forGolden(t *testing.T, check func(p Params, name string, slots, want []uint64)) {
+	t.Helper()
 	f, err := os.Open("testdata/bandkeys.golden")
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +47,6 @@ func TestKeysGolden(t *testing.T) {
 		}
 		return out
 	}
-	cases := 0
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -49,17 +63,10 @@ func TestKeysGolden(t *testing.T) {
 		if _, err := fmt.Sscan(parts[0], &p.Bands, &p.Rows, &p.Probe, &name); err != nil {
 			t.Fatalf("malformed golden header %q: %v", parts[0], err)
 		}
-		slots, want := parseHex(parts[1]), parseHex(parts[2])
-		if got := p.AppendKeys(nil, slots); !slices.Equal(got, want) {
-			t.Errorf("%v %s: AppendKeys = %x; want %x", p, name, got, want)
-		}
-		cases++
+		check(p, name, parseHex(parts[1]), parseHex(parts[2]))
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
-	}
-	if cases < 20 {
-		t.Fatalf("read %d golden cases; want at least 20", cases)
 	}
 }
 

@@ -338,3 +338,30 @@ func TestNonCanonicalIDLength(t *testing.T) {
 		t.Errorf("non-canonical id length: err = %v; want ErrCorrupt", err)
 	}
 }
+
+// TestAppendSlotsReference checks AppendSlots against Slot, one slot at a
+// time, for every width and for slot counts that end mid-word (the padding
+// past them not zero), after a prefix in dst.
+func TestAppendSlotsReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 5))
+	for _, bits := range []int{1, 2, 4, 8, 16, 32, 64} {
+		for _, k := range []int{1, 2, 3, 7, 63, 64, 65, 100, 127, 128, 256} {
+			p := Params{K: k, Scheme: OnePermutation, Bits: bits}
+			sig := make(Signature, p.Words())
+			for i := range sig {
+				sig[i] = r.Uint64()
+			}
+			// The padding past K is left random: slots are read within
+			// their bits, as Slot reads them.
+			got := p.AppendSlots([]uint64{42}, sig)
+			if len(got) != 1+k || got[0] != 42 {
+				t.Fatalf("%s: AppendSlots after a prefix gave %d values starting %x; want 42 and %d slots", p, len(got), got[:1], k)
+			}
+			for i, v := range got[1:] {
+				if v != p.Slot(sig, i) {
+					t.Fatalf("%s: slot %d = %x; Slot = %x", p, i, v, p.Slot(sig, i))
+				}
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -174,17 +175,29 @@ func (p Params) Slot(s Signature, i int) uint64 {
 
 // AppendSlots appends the K slot values of s to dst, one per element.
 func (p Params) AppendSlots(dst []uint64, s Signature) []uint64 {
+	n := len(dst)
+	dst = slices.Grow(dst, p.K)[:n+p.K]
+	out := dst[n:]
 	switch p.Bits {
 	case 64:
-		return append(dst, s[:p.K]...)
+		copy(out, s[:p.K])
 	case 32:
-		for i := 0; i < p.K; i++ {
-			dst = append(dst, s[i>>1]>>(32*(i&1))&0xffffffff)
+		// Two slots a word, low half first: one load and two stores a pair.
+		pairs := out[:p.K&^1]
+		for i, w := range s[:len(pairs)/2] {
+			o := pairs[2*i : 2*i+2 : 2*i+2]
+			o[0], o[1] = w&0xffffffff, w>>32
 		}
-		return dst
-	}
-	for i := 0; i < p.K; i++ {
-		dst = append(dst, p.Slot(s, i))
+		if p.K&1 == 1 {
+			out[p.K-1] = s[p.K/2] & 0xffffffff
+		}
+	default:
+		// Bits divides 64 (Validate): a word holds per slots whole.
+		per, mask := 64/p.Bits, uint64(1)<<p.Bits-1
+		sh, w := uint(bits.TrailingZeros(uint(per))), uint(p.Bits)
+		for i := range out {
+			out[i] = s[i>>sh] >> (uint(i&(per-1)) * w) & mask
+		}
 	}
 	return dst
 }

@@ -373,8 +373,7 @@ func (c *Config) AppendBandKeys(dst, scratch, sig []uint64) (keys, scratchOut []
 	if c.Kind == SimHash {
 		return c.AppendBucketKeys(dst, scratch, sig)
 	}
-	slots := c.Params.AppendSlots(scratch[:0], sig)
-	return c.Bands.AppendKeys(dst, slots), slots
+	return bandKeys(c.Params, c.Bands, dst, scratch, sig)
 }
 
 // NewSketcher returns a Sketcher of the sketch c describes, for one
@@ -434,13 +433,24 @@ func CheckBanding(b lsh.Params, k int) error {
 // minHashBucketKeys is MinHash's banding: the lsh band keys of the
 // signature's slots, each truncated to a bucket key.
 func minHashBucketKeys(params minhash.Params, bands lsh.Params, dst, scratch, sig []uint64) ([]uint64, []uint64) {
-	slots := params.AppendSlots(scratch[:0], sig)
 	n := len(dst)
-	dst = bands.AppendKeys(dst, slots)
+	dst, scratch = bandKeys(params, bands, dst, scratch, sig)
 	for i := n; i < len(dst); i++ {
 		dst[i] = BucketKey(dst[i])
 	}
-	return dst, slots
+	return dst, scratch
+}
+
+// bandKeys appends lsh's 64-bit band keys of signature sig to dst, with
+// scratch as working memory: the keys of bands over sig's slots (AppendSlots),
+// read in place when they are 32 bits wide (lsh.Params.AppendKeys32, the
+// same keys).
+func bandKeys(params minhash.Params, bands lsh.Params, dst, scratch, sig []uint64) (keys, scratchOut []uint64) {
+	if params.Bits == 32 {
+		return bands.AppendKeys32(dst, sig), scratch
+	}
+	slots := params.AppendSlots(scratch[:0], sig)
+	return bands.AppendKeys(dst, slots), slots
 }
 
 // minHash is the MinHash + LSH Sketch: features by a shingle.Spec, minhash
@@ -470,16 +480,15 @@ func (m *minHash) AppendBucketKeys(dst, scratch, sig []uint64) ([]uint64, []uint
 func (m *minHash) KeyBits() int { return m.keyBits }
 
 func (m *minHash) AppendKeys(dst, scratch, sig []uint64) ([]uint64, []uint64) {
-	slots := m.params.AppendSlots(scratch[:0], sig)
 	n := len(dst)
-	dst = m.bands.AppendKeys(dst, slots)
+	dst, scratch = bandKeys(m.params, m.bands, dst, scratch, sig)
 	if m.keyBits < 64 {
 		mask := KeyMask(m.keyBits)
 		for i := n; i < len(dst); i++ {
 			dst[i] &= mask
 		}
 	}
-	return dst, slots
+	return dst, scratch
 }
 
 func (m *minHash) GroupsBySignature() bool { return false }
