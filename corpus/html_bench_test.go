@@ -11,6 +11,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // bundledArticles is the news sample shipped in the repository (MIT licence,
@@ -209,13 +211,13 @@ func BenchmarkExtractHTML(b *testing.B) {
 				var out []byte
 				b.SetBytes(int64(len(page.html)))
 				b.ReportAllocs()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					for _, d := range docs {
 						out = impl.fn(&e, out[:0], d)
 					}
 				}
-				reportCPU(b, int64(len(page.html)), cpuTime()-c0)
+				cputime.ReportThroughput(b, int64(len(page.html)), cputime.Process()-c0)
 				b.ReportMetric(float64(len(out)), "text-bytes/last-doc")
 			})
 		}

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // benchCrawl lays the site pages of benchPages out as a crawler does: for
@@ -66,7 +68,7 @@ func BenchmarkReadWARC(b *testing.B) {
 				var doc Document
 				b.SetBytes(size)
 				b.ReportAllocs()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					r, err := NewReader([]string{path}, nil)
 					if err != nil {
@@ -90,7 +92,7 @@ func BenchmarkReadWARC(b *testing.B) {
 					}
 					r.Close()
 				}
-				reportCPU(b, size, cpuTime()-c0)
+				cputime.ReportThroughput(b, size, cputime.Process()-c0)
 			})
 		}
 	}

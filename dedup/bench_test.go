@@ -14,6 +14,8 @@ import (
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // GoSourceCorpus writes every .go file under GOROOT/src (about 7,700 files,
@@ -58,7 +60,7 @@ func BenchmarkDedupGoSource(b *testing.B) {
 			b.SetBytes(size)
 			b.ReportAllocs()
 			var rep *Report
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				var err error
 				rep, err = Run(context.Background(), []string{in}, b.TempDir(), &Options{Verify: v})
@@ -66,7 +68,7 @@ func BenchmarkDedupGoSource(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, cpuTime()-cpu0)
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 			b.ReportMetric(float64(rep.Counts.VerifiedPairs), "pairs")
 			b.ReportMetric(float64(rep.PeakRSSBytes)/(1<<20), "peakRSS-MiB")
 			for _, tm := range rep.Timings {
@@ -98,7 +100,7 @@ func BenchmarkSignBandCandidates(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	var pairs int
-	cpu0 := cpuTime()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		entries := make([][]uint64, workers)
 		var wg sync.WaitGroup
@@ -128,6 +130,6 @@ func BenchmarkSignBandCandidates(b *testing.B) {
 		}
 		pairs = len(got)
 	}
-	reportCPU(b, cpuTime()-cpu0)
+	cputime.ReportPerOp(b, cputime.Process()-cpu0)
 	b.ReportMetric(float64(pairs), "candidates")
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // BenchmarkExactPass measures what the exact-duplicate pass saves: the
@@ -32,7 +34,7 @@ func BenchmarkExactPass(b *testing.B) {
 				b.SetBytes(st.Size())
 				b.ReportAllocs()
 				var rep *Report
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					var err error
 					rep, err = Run(context.Background(), []string{in}, b.TempDir(), &Options{SkipExactPass: !pass})
@@ -40,7 +42,7 @@ func BenchmarkExactPass(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				reportCPU(b, cpuTime()-cpu0)
+				cputime.ReportPerOp(b, cputime.Process()-cpu0)
 				b.ReportMetric(float64(copies), "copies")
 				b.ReportMetric(float64(rep.Counts.ExactDuplicates), "exact-dups")
 				b.ReportMetric(float64(rep.Signatures.Features), "features-signed")

@@ -3,6 +3,8 @@ package dedup
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // BenchmarkExactTable is the exact-duplicate pass's work for one document,
@@ -32,7 +34,7 @@ func BenchmarkExactTable(b *testing.B) {
 	b.SetBytes(16)
 	b.ReportAllocs()
 	e := newExactPass(1<<30, b.TempDir())
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for i := 0; b.Loop(); i++ {
 		if i == n+batch {
 			b.StopTimer()
@@ -54,7 +56,7 @@ func BenchmarkExactTable(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if cpu := cpuTime() - cpu; cpu > 0 {
+	if cpu := cputime.Process() - cpu; cpu > 0 {
 		b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // againstBenchCorpus generates, with the repository's generator
@@ -68,14 +70,14 @@ func BenchmarkAgainst(b *testing.B) {
 			b.SetBytes(st.Size())
 			b.ReportAllocs()
 			var rep *Report
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				rep, err = Run(context.Background(), c.inputs, b.TempDir(), &Options{Against: c.against, Memory: 1 << 30})
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, cpuTime()-cpu0)
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 			b.ReportMetric(float64(rep.Counts.Removed), "removed")
 			b.ReportMetric(float64(rep.PeakRSSBytes)/(1<<20), "peakRSS-MiB")
 			for _, tm := range rep.Timings {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/shingle"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // shortTexts returns n texts of 20–45 words drawn from a vocabulary of
@@ -63,7 +65,7 @@ func BenchmarkCandidateDocument(b *testing.B) {
 			var feats, sig []uint64
 			b.SetBytes(size)
 			b.ReportAllocs()
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				for _, t := range texts {
 					feats = v.Features(feats, t)
@@ -74,7 +76,7 @@ func BenchmarkCandidateDocument(b *testing.B) {
 					}
 				}
 			}
-			reportCPU(b, cpuTime()-cpu0)
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 		})
 	}
 }
@@ -96,7 +98,7 @@ func BenchmarkKeptWrite(b *testing.B) {
 	for _, way := range []string{"buffered", "direct"} {
 		b.Run("way="+way, func(b *testing.B) {
 			b.SetBytes(total)
-			cpu0 := cpuTime()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				name := filepath.Join(dir, "kept")
 				f, err := os.Create(name)
@@ -126,7 +128,7 @@ func BenchmarkKeptWrite(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			reportCPU(b, cpuTime()-cpu0)
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 		})
 	}
 }

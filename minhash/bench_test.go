@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/shingle"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // benchDocs returns the bundled sample corpus (1,000 news articles, ASCII,
@@ -143,13 +145,13 @@ func signAll(b *testing.B, spec shingle.Spec, p Params, docs [][]byte, total int
 	dst := make(Signature, 0, h.Params().Words())
 	b.SetBytes(total)
 	b.ReportAllocs()
-	c0 := cpuTime()
+	c0 := cputime.Process()
 	for b.Loop() {
 		for _, d := range docs {
 			dst = h.SignText(dst[:0], sh, d)
 		}
 	}
-	reportCPU(b, total, cpuTime()-c0)
+	cputime.ReportThroughput(b, total, cputime.Process()-c0)
 }
 
 // BenchmarkPush measures the bin update alone, per feature (8 bytes each).
@@ -233,13 +235,13 @@ func benchShortDocs(b *testing.B, n int) {
 		b.Run(st.name, func(b *testing.B) {
 			b.SetBytes(total)
 			b.ReportAllocs()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				for i := range texts {
 					st.doc(i)
 				}
 			}
-			reportPerDoc(b, len(texts), cpuTime()-c0)
+			reportPerDoc(b, len(texts), cputime.Process()-c0)
 		})
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // benchCorpora returns real texts to measure on: the bundled news articles
@@ -104,13 +106,13 @@ func BenchmarkAppendFeatures(b *testing.B) {
 				b.SetBytes(total)
 				b.ReportAllocs()
 				var sink int
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					for _, d := range docs {
 						sink += len(s.AppendFeatures(dst[:0], d))
 					}
 				}
-				reportCPU(b, total, cpuTime()-c0)
+				cputime.ReportThroughput(b, total, cputime.Process()-c0)
 				b.ReportMetric(float64(sink)/float64(b.N)/float64(len(docs)), "features/doc")
 			})
 		}

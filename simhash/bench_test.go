@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/shingle"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 var sinkU64 uint64
@@ -184,13 +186,13 @@ func BenchmarkFingerprintText(b *testing.B) {
 				sh := shingle.MustNew(s.spec)
 				b.SetBytes(total)
 				b.ReportAllocs()
-				c0 := cpuTime()
+				c0 := cputime.Process()
 				for b.Loop() {
 					for _, t := range texts {
 						sinkU64 = w.h.FingerprintText(sh, t)
 					}
 				}
-				reportCPU(b, total, cpuTime()-c0)
+				cputime.ReportThroughput(b, total, cputime.Process()-c0)
 			})
 		}
 		b.Run(s.name+"/df-pass", func(b *testing.B) {
@@ -198,13 +200,13 @@ func BenchmarkFingerprintText(b *testing.B) {
 			df, _ := NewDFTable(DFOptions{})
 			b.SetBytes(total)
 			b.ReportAllocs()
-			c0 := cpuTime()
+			c0 := cputime.Process()
 			for b.Loop() {
 				for _, t := range texts {
 					df.AddText(sh, t)
 				}
 			}
-			reportCPU(b, total, cpuTime()-c0)
+			cputime.ReportThroughput(b, total, cputime.Process()-c0)
 		})
 	}
 }

@@ -11,14 +11,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/minhash"
 	"github.com/neardup/neardup/shingle"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // shortRecords returns count JSON Lines records of short web-like documents,
@@ -124,13 +124,13 @@ func BenchmarkShortDocs(b *testing.B) {
 	measure := func(b *testing.B, pass func(b *testing.B)) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
-		c0 := cpuTime()
+		c0 := cputime.Process()
 		for b.Loop() {
 			pass(b)
 		}
 		n := float64(b.N) * count
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/n, "ns/doc")
-		if cpu := cpuTime() - c0; cpu > 0 {
+		if cpu := cputime.Process() - c0; cpu > 0 {
 			b.ReportMetric(float64(cpu.Nanoseconds())/n, "cpu-ns/doc")
 		}
 	}
@@ -215,15 +215,4 @@ func BenchmarkShortDocs(b *testing.B) {
 			})
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) of the whole process, every
-// goroutine included: on a shared machine it measures the work where wall
-// time also counts the waits for a core.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

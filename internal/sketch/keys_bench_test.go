@@ -6,6 +6,8 @@ import (
 
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/minhash"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 var sinkKeys []uint64
@@ -52,12 +54,12 @@ func BenchmarkAppendKeys(b *testing.B) {
 			b.ReportAllocs()
 			keys := sk.AppendKeys(nil, sigs[:w])
 			i := 0
-			cpu := cpuTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				keys = sk.AppendKeys(keys[:0], sigs[i*w:(i+1)*w])
 				i = (i + 1) % n
 			}
-			if cpu := cpuTime() - cpu; cpu > 0 {
+			if cpu := cputime.Process() - cpu; cpu > 0 {
 				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 			}
 			sinkKeys = keys
