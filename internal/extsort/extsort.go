@@ -173,6 +173,23 @@ func (w *runWriter) abort() {
 	os.Remove(w.f.Name())
 }
 
+// openRuns opens the run files names for reading, in order; on an error it
+// closes those it opened (the runs stay, for the caller to remove).
+func openRuns(names []string) ([]*os.File, error) {
+	files := make([]*os.File, 0, len(names))
+	for _, name := range names {
+		f, err := os.Open(name)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, fmt.Errorf("extsort: %w", err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
+}
+
 // removeRuns removes run files, ignoring those already gone; it returns
 // the first other error.
 func removeRuns(names []string) error {
@@ -207,13 +224,13 @@ func (s *Sorter) Iter(unique bool) (*Iterator, error) {
 		return it, nil
 	}
 	it.srcs = []*source{{mem: s.buf}}
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("extsort: %w", err)
-		}
-		it.files = append(it.files, f)
+	files, err := openRuns(s.runs)
+	if err != nil {
+		it.Close()
+		return nil, err
+	}
+	it.files = files
+	for _, f := range files {
 		it.srcs = append(it.srcs, &source{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
 	s.buf, s.scratch, s.runs = nil, nil, nil

@@ -61,14 +61,12 @@ func (s *WideSorter) IterParts(n int, shift uint) (*WideParts, error) {
 	}
 	index := s.index
 	s.release()
-	for _, name := range p.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			p.Close()
-			return nil, fmt.Errorf("extsort: %w", err)
-		}
-		p.files = append(p.files, f)
+	files, err := openRuns(p.runs)
+	if err != nil {
+		p.Close()
+		return nil, err
 	}
+	p.files = files
 	bounds := wideBounds(p.mem, index, n, shift)
 	p.parts = len(bounds) + 1
 	for _, c := range p.mem {

@@ -126,14 +126,9 @@ func (s *RecordSorter) spill() error {
 // Close removes the runs spilled so far and drops the buffer, for a
 // RecordSorter abandoned before Iter. It may be called more than once.
 func (s *RecordSorter) Close() error {
-	var first error
-	for _, name := range s.runs {
-		if err := os.Remove(name); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
-			first = fmt.Errorf("extsort: %w", err)
-		}
-	}
+	err := removeRuns(s.runs)
 	s.buf, s.runs = nil, nil
-	return first
+	return err
 }
 
 // Iter returns an iterator over every record added, in CompareRecords
@@ -143,13 +138,13 @@ func (s *RecordSorter) Iter() (*RecordIterator, error) {
 	slices.SortFunc(s.buf, CompareRecords)
 	it := &RecordIterator{runs: s.runs}
 	it.srcs = append(it.srcs, &recordSource{mem: s.buf})
-	for _, name := range s.runs {
-		f, err := os.Open(name)
-		if err != nil {
-			it.Close()
-			return nil, fmt.Errorf("extsort: %w", err)
-		}
-		it.files = append(it.files, f)
+	files, err := openRuns(s.runs)
+	if err != nil {
+		it.Close()
+		return nil, err
+	}
+	it.files = files
+	for _, f := range files {
 		it.srcs = append(it.srcs, &recordSource{f: f, r: bufio.NewReaderSize(f, 1<<16)})
 	}
 	s.buf, s.runs = nil, nil
