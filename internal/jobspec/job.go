@@ -1,7 +1,6 @@
 package jobspec
 
 import (
-
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/sketch"
