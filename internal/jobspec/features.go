@@ -53,17 +53,21 @@ func sortSmall(f, scratch []uint64) []uint64 {
 	b := bits.Len(uint(n)) // 2^b buckets: n < 2^b ≤ 2n
 	// shift makes (hi-lo)>>shift fit in b bits.
 	shift := max(bits.Len64(hi-lo)-b, 0)
-	var count [2*smallSet + 1]uint16
+	var count [2 * smallSet]uint16
 	for _, v := range f {
-		count[(v-lo)>>shift+1]++
+		count[(v-lo)>>shift]++
 	}
-	for i := 1; i <= 1<<b; i++ {
-		count[i] += count[i-1]
+	// Running sums in a register: summing in place waits on each store.
+	sum := uint16(0)
+	for i, c := range count[:1<<b] {
+		sum += c
+		count[i] = sum
 	}
+	// count[k] is now the end of bucket k: fill each from its end.
 	for _, v := range f {
 		k := (v - lo) >> shift
+		count[k]--
 		scratch[count[k]] = v
-		count[k]++
 	}
 	for i := 1; i < n; i++ {
 		v := scratch[i]
@@ -73,12 +77,14 @@ func sortSmall(f, scratch []uint64) []uint64 {
 		}
 		scratch[j] = v
 	}
-	f[0] = scratch[0]
+	last := scratch[0]
+	f[0] = last
 	m := 1
 	for _, v := range scratch[1:] {
-		if v != f[m-1] {
+		if v != last {
 			f[m] = v
 			m++
+			last = v
 		}
 	}
 	return f[:m]
