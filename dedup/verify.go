@@ -87,7 +87,7 @@ func (r *run) verify(ctx context.Context) error {
 				return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
 			}
 			var sa, sb []uint64
-			var fa, fb []uint64
+			var fa, fb, bufA, bufB []uint64 // fa, fb in the store's memory, or in bufA, bufB
 			lastA, signedA := int64(-1), false
 			return func(pairs []uint64) ([]edge, error) {
 				if err != nil {
@@ -103,14 +103,14 @@ func (r *run) verify(ctx context.Context) error {
 					var err error
 					if int64(a) != lastA {
 						if feats != nil && !textless {
-							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
+							if fa, bufA, err = feats.ViewUint64s(bufA, int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
 						}
 						lastA, signedA = int64(a), false
 					}
 					if feats != nil && (!textless || fs != nil) {
-						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
+						if fb, bufB, err = feats.ViewUint64s(bufB, int(featRec[b-r.textBase])); err != nil {
 							return nil, err
 						}
 					}
