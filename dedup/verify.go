@@ -34,7 +34,8 @@ type edge struct {
 // feature sets of the documents in candidate pairs from their texts, and a
 // MinHash signature is made from the feature set where a pair needs it
 // (sketch.FeatureSigner: one shingling a document, and no signature
-// stored); a sketch that signs texts only (SimHash) has its signatures
+// stored): a pair is decided by the exact similarity of its feature sets,
+// and only a pair that passes is signed, for the estimate pairs.tsv writes; a sketch that signs texts only (SimHash) has its signatures
 // recomputed from the texts beside the feature sets and stored, numbered as
 // them. The stored signatures of reference documents without texts are kept
 // in r.sigs (see Run).
