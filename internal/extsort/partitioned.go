@@ -22,7 +22,7 @@ const Partitions = 256
 // stay in memory while the entries fit in the budget; past it, the range
 // holding the most memory is spilled: its entries, and from then on every
 // entry added to it, are appended in arrival order to one shared spill file
-// through a small buffer per range (segments of partEncoded entries). So no
+// (segments of up to partMaxBlock entries, staged in a block of the range). So no
 // entry is sorted while adding, none is written more than once, and none
 // read back more than once; most keys being unique, a k-way merge of sorted
 // runs compared each entry log2(runs) times for nothing.
@@ -41,29 +41,30 @@ const Partitions = 256
 // iterators over disjoint ranges may be read on goroutines of their own.
 type Partitioned struct {
 	dir, prefix string
-	hold        int64 // bytes of blocks and write buffers held while adding
+	hold        int64 // bytes of blocks held while adding
 	sortMem     int64 // bytes the reading iterators may hold at once
-	bufSize     int   // bytes of a spilled range's write buffer
+	stage       int   // entries a spilled range stages before writing them
 	parts       [Partitions]partition
-	held        int64 // bytes of blocks and buffers held now
+	held        int64  // bytes of blocks held now
+	enc         []byte // a segment being encoded
+	maxSeg      int    // the longest segment written
 	f           *os.File
 	off         int64 // bytes written to f
-	spilled     int   // ranges spilled
+	spilled     int   // ranges that wrote segments
 	count       int64
 	err         error
 	sem         *semaphore.Weighted
 }
 
 // partition is one key range: its entries in memory blocks, in the order
-// added, or (once spilled) in segments of the spill file and a buffer.
+// added, or (once spilled) in segments of the spill file, then those
+// staged in cur.
 type partition struct {
+	cur    []Wide   // the block being filled, or the entries staged
 	blocks [][]Wide // full blocks
-	cur    []Wide   // the block being filled
-	mem    int64    // entries held in blocks and cur (capacity)
-	n      int      // entries added
+	mem    int64    // entries the blocks and cur can hold
+	n      int      // entries in blocks and segments (not cur)
 	spill  bool
-	buf    []byte // encoded entries not yet written
-	prev   uint32 // the last document encoded in buf
 	segs   []segment
 }
 
@@ -76,7 +77,8 @@ type segment struct {
 // Block sizes of a range in memory, in entries: the first block is small,
 // for corpora that give a range few entries; each next one twice the one
 // before, up to partMaxBlock (64 KiB), so that a range holds at most one
-// partly filled block of that size.
+// partly filled block of that size. A spilled range stages up to
+// partMaxBlock entries before encoding and writing them as a segment.
 const (
 	partMinBlock = 1 << 4
 	partMaxBlock = 1 << 12
@@ -84,15 +86,15 @@ const (
 
 // NewPartitioned returns a Partitioned store that holds at most about
 // budget bytes: three quarters for the ranges while adding (entries of 16
-// bytes in memory blocks, and the write buffers of spilled ranges), a
-// quarter for the ranges being sorted while reading. It spills into one
-// file in dir (os.TempDir() if empty) whose name starts with prefix.
+// bytes in memory blocks, and those staged by spilled ranges), a quarter
+// for the ranges being sorted while reading. It spills into one file in dir
+// (os.TempDir() if empty) whose name starts with prefix.
 func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
 	budget = max(budget, 1<<20)
 	sortMem := budget / 4
 	hold := budget - sortMem
-	buf := int(min(max(hold/(4*Partitions), 1<<10), 1<<16))
-	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, bufSize: buf, sem: semaphore.NewWeighted(sortMem)}
+	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock))
+	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, sem: semaphore.NewWeighted(sortMem)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
@@ -107,37 +109,31 @@ func (s *Partitioned) Add(words ...uint64) error {
 		return s.err
 	}
 	for i := 0; i < len(words); i += 2 {
-		k, d := words[i], uint32(words[i+1])
+		k := words[i]
 		p := &s.parts[k>>56]
-		p.n++
-		if !p.spill {
-			if len(p.cur) < cap(p.cur) {
-				p.cur = append(p.cur, Wide{Key: k, Doc: d})
-				continue
-			}
-			if err := s.newBlock(p); err != nil {
-				return err
-			}
-			if !p.spill {
-				p.cur = append(p.cur, Wide{Key: k, Doc: d})
-				continue
-			}
-		}
-		if len(p.buf) > cap(p.buf)-maxPartBytes {
-			if err := s.flush(p); err != nil {
+		if len(p.cur) == cap(p.cur) {
+			if err := s.full(p); err != nil {
 				return err
 			}
 		}
-		p.buf, p.prev = appendPartEntry(p.buf, k, d, p.prev)
+		p.cur = append(p.cur, Wide{Key: k, Doc: uint32(words[i+1])})
 	}
 	s.count += int64(len(words) / 2)
 	return nil
 }
 
-// newBlock gives p a new block, after spilling the ranges holding the
-// most memory (p perhaps) while the blocks and buffers held would exceed
-// the budget; p may be spilled when it returns.
-func (s *Partitioned) newBlock(p *partition) error {
+// full makes room in p.cur: writes the entries staged by a spilled range,
+// or gives an in-memory one a new block, after spilling the ranges holding
+// the most memory (p perhaps) while the blocks would exceed the budget.
+func (s *Partitioned) full(p *partition) error {
+	if p.spill {
+		if err := s.write(p, p.cur); err != nil {
+			return err
+		}
+		p.n += len(p.cur)
+		p.cur = p.cur[:0]
+		return nil
+	}
 	size := int64(min(max(int(p.mem), partMinBlock), partMaxBlock))
 	for s.held+16*size > s.hold {
 		var big *partition
@@ -147,7 +143,7 @@ func (s *Partitioned) newBlock(p *partition) error {
 			}
 		}
 		if big == nil {
-			break // only buffers left: go over rather than fail
+			break // only staged entries left: go over rather than fail
 		}
 		if err := s.spillPart(big); err != nil {
 			return err
@@ -158,6 +154,7 @@ func (s *Partitioned) newBlock(p *partition) error {
 	}
 	if p.cur != nil {
 		p.blocks = append(p.blocks, p.cur)
+		p.n += len(p.cur)
 	}
 	p.cur = make([]Wide, 0, size)
 	p.mem += size
@@ -166,28 +163,26 @@ func (s *Partitioned) newBlock(p *partition) error {
 }
 
 // spillPart turns p into a spilled range: its blocks are encoded and
-// written, and dropped.
+// written, and dropped for a block of staged entries.
 func (s *Partitioned) spillPart(p *partition) error {
 	p.spill = true
-	p.buf = make([]byte, 0, s.bufSize)
-	s.held += int64(s.bufSize)
 	for _, b := range append(p.blocks, p.cur) {
-		for _, e := range b {
-			if len(p.buf) > cap(p.buf)-maxPartBytes {
-				if err := s.flush(p); err != nil {
-					return err
-				}
-			}
-			p.buf, p.prev = appendPartEntry(p.buf, e.Key, e.Doc, p.prev)
+		if err := s.write(p, b); err != nil {
+			return err
 		}
 	}
-	s.held -= 16 * p.mem
-	p.blocks, p.cur, p.mem = nil, nil, 0
+	p.n += len(p.cur)
+	s.held += 16 * (int64(s.stage) - p.mem)
+	p.blocks, p.cur, p.mem = nil, make([]Wide, 0, s.stage), int64(s.stage)
 	return nil
 }
 
-// flush writes p's buffer to the spill file as a segment.
-func (s *Partitioned) flush(p *partition) error {
+// write appends the entries es of p (at most partMaxBlock) to the spill
+// file as a segment (the caller counts them in p.n).
+func (s *Partitioned) write(p *partition, es []Wide) error {
+	if len(es) == 0 {
+		return nil
+	}
 	if s.f == nil {
 		f, err := os.CreateTemp(s.dir, s.prefix+"-parts-*")
 		if err != nil {
@@ -196,33 +191,48 @@ func (s *Partitioned) flush(p *partition) error {
 		}
 		s.f = f
 	}
-	if _, err := s.f.Write(p.buf); err != nil {
+	s.enc = appendPart(s.enc[:0], es)
+	if _, err := s.f.Write(s.enc); err != nil {
 		s.err = fmt.Errorf("extsort: spill %s: %w", s.f.Name(), err)
 		return s.err
 	}
 	if len(p.segs) == 0 {
 		s.spilled++
 	}
-	p.segs = append(p.segs, segment{off: s.off, n: len(p.buf)})
-	s.off += int64(len(p.buf))
-	p.buf, p.prev = p.buf[:0], 0
+	p.segs = append(p.segs, segment{off: s.off, n: len(s.enc)})
+	s.off += int64(len(s.enc))
+	s.maxSeg = max(s.maxSeg, len(s.enc))
 	return nil
 }
 
-// The spill encoding of an entry of a range: the key's low 7 bytes (the
-// top byte is the range's), little-endian, then the uvarint of the zigzag
-// of the document's difference from the document before it in the segment
-// (0 before the first). Entries come in document order, mostly, so the
-// differences are small: 8 bytes an entry at 16 bands.
+// The spill encoding of a segment of a range's entries: for each, the
+// key's low 7 bytes (the top byte is the range's), little-endian, then the
+// uvarint of the zigzag of the document's difference from the document
+// before it in the segment (0 before the first). Entries come in document
+// order, mostly, so the differences are small: 8 bytes an entry at 16
+// bands.
 const maxPartBytes = 8 + binary.MaxVarintLen64
 
-// appendPartEntry appends the encoding of (k, d) after an entry of
-// document prev to b, which must have room for 8 bytes past the key.
-func appendPartEntry(b []byte, k uint64, d, prev uint32) ([]byte, uint32) {
-	b = binary.LittleEndian.AppendUint64(b, k)
-	b = b[:len(b)-1]
-	delta := int64(d) - int64(prev)
-	return binary.AppendUvarint(b, uint64(delta<<1^delta>>63)), d
+// appendPart appends the encoding of the segment es to b.
+func appendPart(b []byte, es []Wide) []byte {
+	at := len(b)
+	b = slices.Grow(b, len(es)*maxPartBytes)[:at+len(es)*maxPartBytes]
+	prev := int64(0)
+	for _, e := range es {
+		binary.LittleEndian.PutUint64(b[at:], e.Key)
+		at += 7
+		delta := int64(e.Doc) - prev
+		prev = int64(e.Doc)
+		z := uint64(delta<<1 ^ delta>>63)
+		for z >= 0x80 {
+			b[at] = byte(z) | 0x80
+			z >>= 7
+			at++
+		}
+		b[at] = byte(z)
+		at++
+	}
+	return b[:at]
 }
 
 // decodePart appends the entries of the segment b of range top (the keys'
@@ -374,82 +384,84 @@ func (it *PartIterator) load(i int) error {
 	s := it.s
 	p := &s.parts[i]
 	it.cur, it.pos = nil, 0
-	if p.n == 0 {
+	n := p.n + len(p.cur)
+	if n == 0 {
 		return nil
 	}
 	rb := 0 // read buffer needed
 	if p.spill {
-		rb = s.bufSize
+		rb = s.maxSeg
 	}
-	if int64(32*p.n+rb) > s.sortMem {
+	if int64(32*n+rb) > s.sortMem {
 		return it.fallback(i)
 	}
-	if cap(it.a) < p.n || len(it.rbuf) < rb {
+	if cap(it.a) < n || len(it.rbuf) < rb {
 		// Room for a quarter more, so that the next ranges, about as
 		// large, seldom ask again, within the share.
-		n, r := p.n+p.n/4, s.bufSize
-		if int64(32*n+r) > s.sortMem {
-			n, r = p.n, rb // what this range needs, which fits
+		m, r := n+n/4, s.maxSeg
+		if int64(32*m+r) > s.sortMem {
+			m, r = n, rb // what this range needs, which fits
 		}
-		it.reserve(int64(32*n + r))
-		it.a, it.b, it.rbuf = make([]Wide, 0, n), make([]Wide, n), make([]byte, r)
+		it.reserve(int64(32*m + r))
+		it.a, it.b, it.rbuf = make([]Wide, 0, m), make([]Wide, m), make([]byte, r)
 	}
+	c := &it.count
+	clear(c[0][:])
+	clear(c[1][:])
 	var srcs [][]Wide
 	if p.spill {
-		a, err := it.decode(it.a[:0], i)
-		if err != nil {
-			return err
+		a := it.a[:0]
+		for _, g := range p.segs {
+			b := it.rbuf[:g.n]
+			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
+				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
+			}
+			from := len(a)
+			var err error
+			if a, err = decodePart(a, b, uint64(i)); err != nil {
+				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
+			}
+			countDigits(c, a[from:]) // while in the cache
 		}
-		srcs = [][]Wide{a}
+		countDigits(c, p.cur)
+		srcs = [][]Wide{a, p.cur}
 	} else {
 		srcs = append(p.blocks, p.cur)
+		for _, src := range srcs {
+			countDigits(c, src)
+		}
 	}
-	it.cur = it.sort(srcs, it.a[:p.n], it.b[:p.n])
+	it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
 	*p = partition{} // its entries are in it.a or it.b now
 	return nil
 }
 
-// decode appends range i's spilled entries, in the order added, to dst.
-func (it *PartIterator) decode(dst []Wide, i int) ([]Wide, error) {
-	s, p := it.s, &it.s.parts[i]
-	for _, g := range p.segs {
-		b := it.rbuf[:g.n]
-		if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
-			return dst, fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
-		}
-		var err error
-		if dst, err = decodePart(dst, b, uint64(i)); err != nil {
-			return dst, fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
-		}
+// countDigits counts the entries of es by the two digits PartIterator.sort
+// sorts on: the key's bits 32–43 and 44–55.
+func countDigits(c *[2][1 << 12]int, es []Wide) {
+	for _, e := range es {
+		c[0][e.Key>>32&0xfff]++
+		c[1][e.Key>>44&0xfff]++
 	}
-	return decodePart(dst, p.buf, uint64(i))
 }
 
-// sort sorts the entries of srcs, in order, by key, then document, using
-// a and b (each as long as srcs together), and returns them sorted (in a
-// or b). A stable LSD radix sort on the key's bits 32–43, then 44–55
-// (bits 56–63 are the range's, the same in all), skipping a digit equal
-// in every entry; then each run of entries equal in the high 32 bits,
-// in the order added, is sorted by key, then document.
-func (it *PartIterator) sort(srcs [][]Wide, a, b []Wide) []Wide {
+// sort sorts the n entries of srcs, in order, counted in it.count
+// (countDigits), by key, then document, using a and b (each n long), and
+// returns them sorted (in a or b). A stable LSD radix sort on the key's
+// bits 32–43, then 44–55 (bits 56–63 are the range's, the same in all),
+// skipping a digit equal in every entry; then each run of entries equal in
+// the high 32 bits, in the order added, is sorted by key, then document.
+func (it *PartIterator) sort(srcs [][]Wide, n int, a, b []Wide) []Wide {
 	c0, c1 := &it.count[0], &it.count[1]
-	clear(c0[:])
-	clear(c1[:])
-	n := 0
+	var first Wide
 	for _, src := range srcs {
-		for _, e := range src {
-			c0[e.Key>>32&0xfff]++
-			c1[e.Key>>44&0xfff]++
+		if len(src) > 0 {
+			first = src[0]
+			break
 		}
-		n += len(src)
-	}
-	first := srcs[0]
-	for len(first) == 0 {
-		srcs = srcs[1:]
-		first = srcs[0]
 	}
 	dst := b
-	if c0[first[0].Key>>32&0xfff] == n {
+	if c0[first.Key>>32&0xfff] == n {
 		// One digit: the entries in order.
 		at := 0
 		for _, src := range srcs {
@@ -466,7 +478,7 @@ func (it *PartIterator) sort(srcs [][]Wide, a, b []Wide) []Wide {
 		}
 	}
 	out := dst
-	if c1[first[0].Key>>44&0xfff] != n {
+	if c1[first.Key>>44&0xfff] != n {
 		prefix(c1)
 		for _, e := range dst {
 			d := e.Key >> 44 & 0xfff
@@ -526,29 +538,23 @@ func (it *PartIterator) fallback(i int) error {
 		return nil
 	}
 	err := func() error {
-		if !p.spill {
-			for _, b := range append(p.blocks, p.cur) {
-				if err := add(b); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
-		rbuf := make([]byte, s.bufSize)
+		rbuf := make([]byte, s.maxSeg)
 		var es []Wide
-		for _, g := range append(p.segs, segment{off: -1}) {
-			b := p.buf
-			if g.off >= 0 {
-				b = rbuf[:g.n]
-				if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
-					return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
-				}
+		for _, g := range p.segs {
+			b := rbuf[:g.n]
+			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
+				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
 			}
 			var err error
 			if es, err = decodePart(es[:0], b, uint64(i)); err != nil {
 				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
 			}
 			if err := add(es); err != nil {
+				return err
+			}
+		}
+		for _, b := range append(p.blocks, p.cur) {
+			if err := add(b); err != nil {
 				return err
 			}
 		}
