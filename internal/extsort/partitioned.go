@@ -45,9 +45,10 @@ type Partitioned struct {
 	sortMem     int64 // bytes the reading iterators may hold at once
 	stage       int   // entries a spilled range stages before writing them
 	parts       [Partitions]partition
-	held        int64  // bytes of blocks held now
-	enc         []byte // a segment being encoded
-	maxSeg      int    // the longest segment written
+	cur         [Partitions][]Wide // each range's block being filled, or its entries staged
+	held        int64              // bytes of blocks held now
+	enc         []byte             // a segment being encoded
+	maxSeg      int                // the longest segment written
 	f           *os.File
 	off         int64 // bytes written to f
 	spilled     int   // ranges that wrote segments
@@ -58,9 +59,9 @@ type Partitioned struct {
 
 // partition is one key range: its entries in memory blocks, in the order
 // added, or (once spilled) in segments of the spill file, then those
-// staged in cur.
+// staged in its Partitioned.cur (apart, so that Add touches 6 KiB of
+// slice headers, not every partition).
 type partition struct {
-	cur    []Wide   // the block being filled, or the entries staged
 	blocks [][]Wide // full blocks
 	mem    int64    // entries the blocks and cur can hold
 	n      int      // entries in blocks and segments (not cur)
@@ -110,70 +111,73 @@ func (s *Partitioned) Add(words ...uint64) error {
 	}
 	for i := 0; i < len(words); i += 2 {
 		k := words[i]
-		p := &s.parts[k>>56]
-		if len(p.cur) == cap(p.cur) {
-			if err := s.full(p); err != nil {
+		c := &s.cur[k>>56]
+		if len(*c) == cap(*c) {
+			if err := s.full(int(k >> 56)); err != nil {
 				return err
 			}
 		}
-		p.cur = append(p.cur, Wide{Key: k, Doc: uint32(words[i+1])})
+		*c = append(*c, Wide{Key: k, Doc: uint32(words[i+1])})
 	}
 	s.count += int64(len(words) / 2)
 	return nil
 }
 
-// full makes room in p.cur: writes the entries staged by a spilled range,
-// or gives an in-memory one a new block, after spilling the ranges holding
-// the most memory (p perhaps) while the blocks would exceed the budget.
-func (s *Partitioned) full(p *partition) error {
+// full makes room in range i's cur: writes the entries staged by a
+// spilled range, or gives an in-memory one a new block, after spilling the
+// ranges holding the most memory (i perhaps) while the blocks would exceed
+// the budget.
+func (s *Partitioned) full(i int) error {
+	p, cur := &s.parts[i], &s.cur[i]
 	if p.spill {
-		if err := s.write(p, p.cur); err != nil {
+		if err := s.write(p, *cur); err != nil {
 			return err
 		}
-		p.n += len(p.cur)
-		p.cur = p.cur[:0]
+		p.n += len(*cur)
+		*cur = (*cur)[:0]
 		return nil
 	}
 	size := int64(min(max(int(p.mem), partMinBlock), partMaxBlock))
 	for s.held+16*size > s.hold {
-		var big *partition
-		for i := range s.parts {
-			if q := &s.parts[i]; !q.spill && q.mem > 0 && (big == nil || q.mem > big.mem) {
-				big = q
+		big := -1
+		for j := range s.parts {
+			if q := &s.parts[j]; !q.spill && q.mem > 0 && (big < 0 || q.mem > s.parts[big].mem) {
+				big = j
 			}
 		}
-		if big == nil {
+		if big < 0 {
 			break // only staged entries left: go over rather than fail
 		}
 		if err := s.spillPart(big); err != nil {
 			return err
 		}
-		if big == p {
+		if big == i {
 			return nil
 		}
 	}
-	if p.cur != nil {
-		p.blocks = append(p.blocks, p.cur)
-		p.n += len(p.cur)
+	if *cur != nil {
+		p.blocks = append(p.blocks, *cur)
+		p.n += len(*cur)
 	}
-	p.cur = make([]Wide, 0, size)
+	*cur = make([]Wide, 0, size)
 	p.mem += size
 	s.held += 16 * size
 	return nil
 }
 
-// spillPart turns p into a spilled range: its blocks are encoded and
+// spillPart turns range i into a spilled range: its blocks are encoded and
 // written, and dropped for a block of staged entries.
-func (s *Partitioned) spillPart(p *partition) error {
+func (s *Partitioned) spillPart(i int) error {
+	p, cur := &s.parts[i], &s.cur[i]
 	p.spill = true
-	for _, b := range append(p.blocks, p.cur) {
+	for _, b := range append(p.blocks, *cur) {
 		if err := s.write(p, b); err != nil {
 			return err
 		}
 	}
-	p.n += len(p.cur)
+	p.n += len(*cur)
 	s.held += 16 * (int64(s.stage) - p.mem)
-	p.blocks, p.cur, p.mem = nil, make([]Wide, 0, s.stage), int64(s.stage)
+	p.blocks, *cur, p.mem = nil, make([]Wide, 0, s.stage), int64(s.stage)
 	return nil
 }
 
@@ -274,7 +278,7 @@ func (s *Partitioned) SpilledBytes() int64 { return s.off }
 // Close removes the spill file and drops the entries. Call it once every
 // iterator is closed; it may be called more than once.
 func (s *Partitioned) Close() error {
-	s.parts = [Partitions]partition{}
+	s.parts, s.cur = [Partitions]partition{}, [Partitions][]Wide{}
 	if s.f == nil {
 		return nil
 	}
@@ -384,7 +388,8 @@ func (it *PartIterator) load(i int) error {
 	s := it.s
 	p := &s.parts[i]
 	it.cur, it.pos = nil, 0
-	n := p.n + len(p.cur)
+	cur := s.cur[i]
+	n := p.n + len(cur)
 	if n == 0 {
 		return nil
 	}
@@ -423,16 +428,16 @@ func (it *PartIterator) load(i int) error {
 			}
 			countDigits(c, a[from:]) // while in the cache
 		}
-		countDigits(c, p.cur)
-		srcs = [][]Wide{a, p.cur}
+		countDigits(c, cur)
+		srcs = [][]Wide{a, cur}
 	} else {
-		srcs = append(p.blocks, p.cur)
+		srcs = append(p.blocks, cur)
 		for _, src := range srcs {
 			countDigits(c, src)
 		}
 	}
 	it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
-	*p = partition{} // its entries are in it.a or it.b now
+	*p, s.cur[i] = partition{}, nil // its entries are in it.a or it.b now
 	return nil
 }
 
@@ -553,14 +558,14 @@ func (it *PartIterator) fallback(i int) error {
 				return err
 			}
 		}
-		for _, b := range append(p.blocks, p.cur) {
+		for _, b := range append(p.blocks, s.cur[i]) {
 			if err := add(b); err != nil {
 				return err
 			}
 		}
 		return nil
 	}()
-	*p = partition{}
+	*p, s.cur[i] = partition{}, nil
 	if err != nil {
 		w.Close()
 		return err

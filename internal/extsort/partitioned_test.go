@@ -123,12 +123,12 @@ func TestPartitionedMatchesSort(t *testing.T) {
 					t.Errorf("%d ranges spilled, %d bytes, for %d entries within %d bytes", s.Runs(), s.SpilledBytes(), tc.n, tc.budget)
 				}
 				wantFB := false
-				for _, p := range s.parts {
+				for i, p := range s.parts {
 					rb := 0
 					if p.spill {
 						rb = s.maxSeg
 					}
-					wantFB = wantFB || int64(32*(p.n+len(p.cur))+rb) > s.sortMem
+					wantFB = wantFB || int64(32*(p.n+len(s.cur[i]))+rb) > s.sortMem
 				}
 				k := 1 + r.IntN(8)
 				got, fb := readParts(t, s, k)
