@@ -330,3 +330,36 @@ func BenchmarkEntryStore(b *testing.B) {
 		}
 	}
 }
+
+// TestPartitionedRangesSideBySide: eight iterators read a spilled store's
+// ranges at once, within a reading share that holds about two ranges, one
+// range too large for it (it waits for the whole share): each yields its
+// ranges sorted, and they add up to the sorted input. For -race.
+func TestPartitionedRangesSideBySide(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	in := partInput(r, 150_000, "random")
+	for i := range in[:20_000] { // range 0x42 too large to sort in memory
+		in[i].Key = in[i].Key&^(0xff<<56) | 0x42<<56
+	}
+	s := NewPartitioned(t.TempDir(), "test", 1<<20)
+	for _, e := range in {
+		if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	want := slices.Clone(in)
+	slices.SortFunc(want, compareWide)
+	got, fb := readParts(t, s, 8)
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d entries, not those of slices.SortFunc (%d)", len(got), len(want))
+	}
+	if fb != 1 {
+		t.Errorf("%d ranges fell back to an external sort, want 1", fb)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
