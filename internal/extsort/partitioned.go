@@ -526,6 +526,7 @@ func (it *PartIterator) fallback(i int) error {
 	s, p := it.s, &it.s.parts[i]
 	it.fallbacks++
 	it.reserve(s.sortMem)
+	it.a, it.b, it.rbuf = nil, nil, nil // the WideSorter takes the whole share
 	w := NewWide(s.dir, s.prefix+"-part", int(s.sortMem/40))
 	words := make([]uint64, 0, 2*partMaxBlock)
 	add := func(es []Wide) error {
