@@ -3,12 +3,21 @@ package dedup
 import (
 	"context"
 	"slices"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/ordered"
 	"github.com/neardup/neardup/internal/sketch"
 )
+
+// verifyStats counts, for the tests, what report.json does not say: the
+// signatures verify's pair checks made (or read), and the bytes of feature
+// sets spilled by the last run's featureSets.
+var verifyStats struct {
+	signatures   atomic.Int64
+	featureSpill atomic.Int64
+}
 
 // edge is a verified pair: documents a < b and the verdict (the signature
 // estimate and, when computed, the exact Jaccard similarity).
@@ -25,7 +34,8 @@ type edge struct {
 // feature sets of the documents in candidate pairs from their texts, and a
 // MinHash signature is made from the feature set where a pair needs it
 // (sketch.FeatureSigner: one shingling a document, and no signature
-// stored); a sketch that signs texts only (SimHash) has its signatures
+// stored): a pair is decided by the exact similarity of its feature sets,
+// and only a pair that passes is signed, for the estimate pairs.tsv writes; a sketch that signs texts only (SimHash) has its signatures
 // recomputed from the texts beside the feature sets and stored, numbered as
 // them. The stored signatures of reference documents without texts are kept
 // in r.sigs (see Run).
@@ -78,13 +88,14 @@ func (r *run) verify(ctx context.Context) error {
 				return sigs.GetUint64s(dst, int(featRec[d-r.textBase]))
 			}
 			var sa, sb []uint64
-			var fa, fb []uint64
-			lastA := int64(-1)
+			var fa, fb, bufA, bufB []uint64 // fa, fb in the store's memory, or in bufA, bufB
+			lastA, signedA := int64(-1), false
 			return func(pairs []uint64) ([]edge, error) {
 				if err != nil {
 					return nil, err
 				}
 				var out []edge
+				signed := 0
 				for _, p := range pairs {
 					a, b := uint32(p>>32), uint32(p)
 					// A reference document known only by its signature
@@ -93,34 +104,52 @@ func (r *run) verify(ctx context.Context) error {
 					var err error
 					if int64(a) != lastA {
 						if feats != nil && !textless {
-							if fa, err = feats.GetUint64s(fa[:0], int(featRec[a-r.textBase])); err != nil {
+							if fa, bufA, err = feats.ViewUint64s(bufA, int(featRec[a-r.textBase])); err != nil {
 								return nil, err
 							}
 						}
+						lastA, signedA = int64(a), false
+					}
+					if feats != nil && (!textless || fs != nil) {
+						if fb, bufB, err = feats.ViewUint64s(bufB, int(featRec[b-r.textBase])); err != nil {
+							return nil, err
+						}
+					}
+					d := jobspec.Verdict{Exact: -1}
+					if feats != nil && !textless {
+						// Exact verification decides by the feature sets:
+						// the signatures only give the estimate of a pair
+						// that passes, and are made for those only.
+						var ok bool
+						if d.Exact, ok = v.VerifyFeatures(fa, fb); !ok {
+							continue
+						}
+					}
+					if !signedA {
 						if sa, err = sigOf(sa[:0], a, fa); err != nil {
 							return nil, err
 						}
-						lastA = int64(a)
-					}
-					if feats != nil && (!textless || fs != nil) {
-						if fb, err = feats.GetUint64s(fb[:0], int(featRec[b-r.textBase])); err != nil {
-							return nil, err
-						}
+						signedA = true
+						signed++
 					}
 					if sb, err = sigOf(sb[:0], b, fb); err != nil {
 						return nil, err
 					}
-					var d jobspec.Verdict
+					signed++
 					var ok bool
-					if textless {
+					switch {
+					case textless:
 						d, ok = v.VerifyWithoutTexts(sa, sb)
-					} else {
+					case feats != nil:
+						d.Est, ok = v.Estimate(sa, sb), true
+					default:
 						d, ok = v.Verify(sa, sb, fa, fb)
 					}
 					if ok {
 						out = append(out, edge{a: a, b: b, Verdict: d})
 					}
 				}
+				verifyStats.signatures.Add(int64(signed))
 				r.bar.Add(int64(len(pairs)), 0) // pairs checked
 				return out, nil
 			}
@@ -191,13 +220,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	for i := range featRec {
 		featRec[i] = -1
 	}
-	var need []uint32
-	mark := func(d uint32) {
-		if featRec[d-r.textBase] == -1 {
-			featRec[d-r.textBase] = -2
-			need = append(need, d)
-		}
-	}
+	mark := func(d uint32) { featRec[d-r.textBase] = -2 }
 	if err := r.pairs.each(func(c []uint64) error {
 		for _, p := range c {
 			if a := uint32(p >> 32); !r.ref.textless(a) {
@@ -210,7 +233,14 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 	}); err != nil {
 		return nil, nil, nil, err
 	}
-	slices.Sort(need)
+	// The documents to make, ascending: a scan of the marks rather than a
+	// sort of the documents as the pairs list them.
+	var need []uint32
+	for i, m := range featRec {
+		if m == -2 {
+			need = append(need, uint32(i)+r.textBase)
+		}
+	}
 	r.rep.Counts.VerifiedDocs = int64(len(need))
 	r.bar.CountStage("features", "docs", int64(len(need)))
 	defer r.bar.Finish()
@@ -295,6 +325,7 @@ func (r *run) featureSets(ctx context.Context) (feats, sigs *docstore.Store, fea
 		}
 		return nil, nil, nil, err
 	}
+	verifyStats.featureSpill.Store(feats.SpilledBytes())
 	// The texts are no longer needed.
 	r.rep.Spill.TextBytes = r.texts.SpilledBytes()
 	r.texts.Close()

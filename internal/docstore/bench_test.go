@@ -2,6 +2,7 @@ package docstore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -27,6 +28,59 @@ func BenchmarkAppendSpill(b *testing.B) {
 				}
 				sinkLen += s.Len()
 				s.Close()
+			}
+		})
+	}
+}
+
+// BenchmarkReadUint64s reads back 65,536 feature-set-sized records (20–60
+// values) held in memory, in a pair check's order (each record, then a
+// random other): copied by GetUint64s (way=get) or given in place by
+// ViewUint64s (way=view). Bytes are those of the records read.
+func BenchmarkReadUint64s(b *testing.B) {
+	s := New(b.TempDir(), "bench", 1<<30)
+	defer s.Close()
+	r := rand.New(rand.NewPCG(3, 4))
+	var size int64
+	const n = 1 << 16
+	for range n {
+		rec := make([]uint64, 20+r.IntN(41))
+		for j := range rec {
+			rec[j] = r.Uint64()
+		}
+		if _, err := s.AppendUint64s(rec); err != nil {
+			b.Fatal(err)
+		}
+		size += int64(8 * len(rec))
+	}
+	other := make([]int, n)
+	for i := range other {
+		other[i] = r.IntN(n)
+	}
+	for _, way := range []string{"get", "view"} {
+		b.Run("way="+way, func(b *testing.B) {
+			b.SetBytes(2 * size)
+			var buf, vals []uint64
+			var sum uint64
+			for b.Loop() {
+				for i := range n {
+					for _, k := range [2]int{i, other[i]} {
+						var err error
+						if way == "get" {
+							buf, err = s.GetUint64s(buf[:0], k)
+							vals = buf
+						} else {
+							vals, buf, err = s.ViewUint64s(buf, k)
+						}
+						if err != nil {
+							b.Fatal(err)
+						}
+						sum += vals[len(vals)/2]
+					}
+				}
+			}
+			if sum == 1 {
+				b.Log(sum)
 			}
 		})
 	}

@@ -180,6 +180,28 @@ func (s *Store) GetUint64s(dst []uint64, i int) ([]uint64, error) {
 	return dst, err
 }
 
+// ViewUint64s returns record i, written by AppendUint64s, without copying
+// it where it can: where the record lies whole in one chunk held in memory
+// (as all but the few that straddle two chunks do while the store stays
+// within its budget), vals is that memory, which the caller must not
+// modify; else the record is read into buf's memory, as GetUint64s does.
+// It returns buf (grown as needed) for the next call. Safe for concurrent
+// use once appends are done, as Get is; vals is valid until Close.
+func (s *Store) ViewUint64s(buf []uint64, i int) (vals, next []uint64, err error) {
+	lo, hi := s.offs.At(i), s.offs.At(i+1)
+	if lo == hi {
+		return buf[:0], buf, nil
+	}
+	ci, at := int(lo/s.chunkSize), lo%s.chunkSize
+	if c := &s.chunks[ci]; c.mem != nil && at+(hi-lo) <= s.chunkSize {
+		if p := unsafe.Pointer(&c.mem[at]); uintptr(p)%8 == 0 {
+			return unsafe.Slice((*uint64)(p), (hi-lo)/8), buf, nil
+		}
+	}
+	buf, err = s.GetUint64s(buf[:0], i)
+	return buf, buf, err
+}
+
 // Close releases the records, their offsets and the spill file.
 func (s *Store) Close() error {
 	s.chunks, s.offs = nil, Offsets{}

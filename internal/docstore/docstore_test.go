@@ -117,3 +117,75 @@ func TestSpillReusesChunks(t *testing.T) {
 		t.Fatalf("record 3: %d bytes, %v; want %d", len(got), err, len(rec))
 	}
 }
+
+// TestViewUint64s: ViewUint64s gives every record's values, read by four
+// goroutines at once, under budgets that spill most chunks, some and none,
+// with records empty, short, long and straddling chunks; records whole in a
+// chunk held in memory are given in place (their memory is the chunk's, not
+// the buffer's), the others are read into the buffer, which is reused.
+func TestViewUint64s(t *testing.T) {
+	for _, budget := range []int64{0, 4 << 20, 1 << 40} {
+		s := New(t.TempDir(), "test", budget)
+		r := rand.New(rand.NewPCG(2, uint64(budget)))
+		var want [][]uint64
+		for i := 0; i < 3000; i++ {
+			rec := make([]uint64, r.IntN(80))
+			switch {
+			case i%500 == 0:
+				rec = make([]uint64, s.chunkSize/8+17) // spans chunks
+			case i%7 == 0:
+				rec = rec[:0]
+			case i%11 == 0:
+				rec = make([]uint64, r.IntN(5000))
+			}
+			for j := range rec {
+				rec[j] = r.Uint64()
+			}
+			if _, err := s.AppendUint64s(rec); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, rec)
+		}
+		if spilled := s.SpilledBytes(); (budget < 1<<40) != (spilled > 0) {
+			t.Fatalf("budget %d: %d bytes spilled", budget, spilled)
+		}
+		var views, copies [4]int
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var buf []uint64
+				for i := g; i < len(want); i += 4 {
+					vals, next, err := s.ViewUint64s(buf, i)
+					if err != nil || !slices.Equal(vals, want[i]) {
+						t.Errorf("budget %d: record %d: err %v, equal %v", budget, i, err, slices.Equal(vals, want[i]))
+						return
+					}
+					lo, hi := s.offs.At(i), s.offs.At(i+1)
+					c := s.chunks[lo/s.chunkSize]
+					whole := c.mem != nil && lo%s.chunkSize+hi-lo <= s.chunkSize
+					if len(vals) > 0 {
+						inBuf := cap(next) > 0 && &vals[0] == &next[:1][0]
+						if inBuf == whole {
+							t.Errorf("budget %d: record %d (whole in a chunk in memory: %v) given in the buffer: %v", budget, i, whole, inBuf)
+							return
+						}
+						if whole {
+							views[g]++
+						} else {
+							copies[g]++
+						}
+					}
+					buf = next
+				}
+			}()
+		}
+		wg.Wait()
+		v, c := views[0]+views[1]+views[2]+views[3], copies[0]+copies[1]+copies[2]+copies[3]
+		if v == 0 || c == 0 {
+			t.Errorf("budget %d: %d records in place, %d read; want some of each", budget, v, c)
+		}
+		s.Close()
+	}
+}

@@ -1,11 +1,8 @@
 package jobspec
 
 import (
-	"slices"
-
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/eval"
-	"github.com/neardup/neardup/internal/radix"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/shingle"
 	"github.com/neardup/neardup/sigfile"
@@ -154,11 +151,8 @@ func (v *Verifier) Exact() bool { return v.mode == VerifyExact }
 // grown as needed). Only for a Verifier that is Exact.
 func (v *Verifier) Features(dst []uint64, text []byte) []uint64 {
 	f := v.sh.AppendFeatures(dst[:0], text)
-	if cap(v.scratch) < len(f) {
-		v.scratch = make([]uint64, len(f))
-	}
-	v.scratch = radix.Sort(f, v.scratch[:len(f)])
-	return slices.Compact(f)
+	f, v.scratch = sortSet(f, v.scratch)
+	return f
 }
 
 // Verify checks the candidate pair whose signatures are sa and sb and, for
@@ -168,10 +162,27 @@ func (v *Verifier) Verify(sa, sb, fa, fb []uint64) (Verdict, bool) {
 	d := Verdict{Est: v.sketch.Similarity(sa, sb), Exact: -1}
 	switch v.mode {
 	case VerifyExact:
-		d.Exact = eval.Jaccard(fa, fb)
-		return d, d.Exact >= v.threshold
+		var ok bool
+		d.Exact, ok = v.VerifyFeatures(fa, fb)
+		return d, ok
 	case VerifyEstimate:
 		return d, d.Est >= v.threshold
 	}
 	return d, true
+}
+
+// VerifyFeatures decides a candidate pair of an Exact Verifier by its
+// feature sets alone (from Features), which is how Verify decides it: it
+// returns the exact Jaccard similarity, Verdict.Exact, and whether the pair
+// passes. The signatures then only give the verdict's Est (Estimate), which
+// a driver need make for the pairs that pass only.
+func (v *Verifier) VerifyFeatures(fa, fb []uint64) (exact float64, ok bool) {
+	exact = eval.Jaccard(fa, fb)
+	return exact, exact >= v.threshold
+}
+
+// Estimate returns the similarity of the documents whose signatures are sa
+// and sb estimated from them: Verdict.Est.
+func (v *Verifier) Estimate(sa, sb []uint64) float64 {
+	return v.sketch.Similarity(sa, sb)
 }

@@ -1,0 +1,194 @@
+package jobspec
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/eval"
+	"github.com/neardup/neardup/internal/cputime"
+)
+
+// refSet is the set sortSet must make: slices.Sort and slices.Compact.
+func refSet(f []uint64) []uint64 {
+	f = slices.Clone(f)
+	slices.Sort(f)
+	return slices.Compact(f)
+}
+
+// TestSortSet checks sortSet against slices.Sort + Compact on random
+// lists of every length up to past smallSet, of hashes spread over 64 bits,
+// of values crowded into a narrow range or onto a few values (many
+// repeats, few buckets), of extremes (0, MaxUint64) and already sorted or
+// reversed lists, reusing the scratch of earlier calls as Features does.
+func TestSortSet(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 1))
+	gens := map[string]func(n int) []uint64{
+		"hashes": func(n int) []uint64 {
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = rng.Uint64()
+			}
+			return f
+		},
+		"narrow": func(n int) []uint64 {
+			base := rng.Uint64()
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = base + rng.Uint64N(uint64(3*n+1))
+			}
+			return f
+		},
+		"repeats": func(n int) []uint64 {
+			vals := []uint64{0, 1, 7, 1 << 63, ^uint64(0), rng.Uint64()}
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = vals[rng.IntN(len(vals))]
+			}
+			return f
+		},
+		"clustered": func(n int) []uint64 {
+			// Most values in one bucket, a few far away.
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = uint64(rng.IntN(1000))
+				if rng.IntN(8) == 0 {
+					f[i] = ^uint64(0) - uint64(rng.IntN(4))
+				}
+			}
+			return f
+		},
+		"sorted": func(n int) []uint64 {
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = rng.Uint64()
+			}
+			slices.Sort(f)
+			return f
+		},
+		"reversed": func(n int) []uint64 {
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = rng.Uint64()
+			}
+			slices.Sort(f)
+			slices.Reverse(f)
+			return f
+		},
+	}
+	var scratch []uint64
+	for name, gen := range gens {
+		for n := 0; n <= smallSet+40; n++ {
+			for range 3 {
+				f := gen(n)
+				want := refSet(f)
+				var got []uint64
+				got, scratch = sortSet(f, scratch)
+				if !slices.Equal(got, want) {
+					t.Fatalf("%s n=%d: sortSet = %v; want %v", name, n, got, want)
+				}
+				if len(got) > 0 && &got[0] != &f[0] {
+					t.Fatalf("%s n=%d: the set is not in f's memory", name, n)
+				}
+			}
+		}
+	}
+	// Large lists go to the radix sort.
+	f := gens["hashes"](5000)
+	f = append(f, f[:100]...)
+	want := refSet(f)
+	if got, _ := sortSet(f, nil); !slices.Equal(got, want) {
+		t.Fatal("sortSet of 5,100 values with 100 repeats differs from slices.Sort")
+	}
+}
+
+// TestVerifyFeatures: VerifyFeatures decides as Verify does, and Estimate
+// is Verify's Est, on random pairs of short texts sharing some of their words.
+func TestVerifyFeatures(t *testing.T) {
+	job, err := (&Options{Threshold: 0.5, Verify: VerifyExact, Spec: mustSpec(t, "word:2")}).Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := job.Sketch.New()
+	signer, _ := sk.NewSketcher()
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	text := func(base []string) []byte {
+		w := slices.Clone(base)
+		for i := range w {
+			if rng.IntN(4) == 0 {
+				w[i] = fmt.Sprint("x", rng.IntN(50))
+			}
+		}
+		return []byte(strings.Join(w, " "))
+	}
+	passed := 0
+	for range 500 {
+		base := make([]string, 3+rng.IntN(20))
+		for i := range base {
+			base[i] = fmt.Sprint("w", rng.IntN(40))
+		}
+		ta, tb := text(base), text(base)
+		fa := v.Features(nil, ta)
+		fb := v.Features(nil, tb)
+		sa, _ := signer.Sign(nil, ta)
+		sb, _ := signer.Sign(nil, tb)
+		d, ok := v.Verify(sa, sb, fa, fb)
+		exact, ok2 := v.VerifyFeatures(fa, fb)
+		if want := eval.Jaccard(fa, fb); exact != want || d.Exact != want || ok != ok2 || ok != (want >= 0.5) {
+			t.Fatalf("VerifyFeatures = %v, %v; Verify %+v, %v; Jaccard %v", exact, ok2, d, ok, want)
+		}
+		if e := v.Estimate(sa, sb); e != d.Est || e != sk.Similarity(sa, sb) {
+			t.Fatalf("Estimate = %v; Verify's Est %v", e, d.Est)
+		}
+		if ok {
+			passed++
+		}
+	}
+	if passed == 0 || passed == 500 {
+		t.Fatalf("%d of 500 pairs passed; want some of each", passed)
+	}
+}
+
+// BenchmarkSortSet sorts feature lists of short documents (20–60 random
+// 64-bit hashes, a few repeated) into sets: sort=slices is slices.Sort and
+// slices.Compact (what radix.Sort did below its cutoff), sort=small is
+// sortSet. Bytes are those of the values.
+func BenchmarkSortSet(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	lists := make([][]uint64, 4096)
+	var size int64
+	for i := range lists {
+		f := make([]uint64, 20+rng.IntN(41))
+		for j := range f {
+			f[j] = rng.Uint64()
+		}
+		f[len(f)-1] = f[0]
+		lists[i] = f
+		size += int64(8 * len(f))
+	}
+	for _, way := range []string{"slices", "small"} {
+		b.Run("sort="+way, func(b *testing.B) {
+			var buf, scratch []uint64
+			b.SetBytes(size)
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				for _, f := range lists {
+					buf = append(buf[:0], f...)
+					if way == "slices" {
+						slices.Sort(buf)
+						buf = slices.Compact(buf)
+					} else {
+						buf, scratch = sortSet(buf, scratch)
+					}
+				}
+			}
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
+		})
+	}
+}
