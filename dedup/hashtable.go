@@ -28,8 +28,9 @@ import (
 // Two different keys, which are hashes uniform on 128 bits, agree on those
 // 96 bits with probability 2⁻⁹⁶, so a run whose n lookups each compare
 // with at most m keys held mistakes one text for another with probability
-// at most n·m·2⁻⁹⁶: under 10⁻¹³ at 10⁹ documents against a table of 10⁸
-// (the 128-bit hash itself collides with probability about n²·2⁻¹²⁹).
+// at most n·m·2⁻⁹⁶: under 3·10⁻¹² at 10⁹ documents (two lookups each)
+// against a table of 10⁸ (the 128-bit hash itself collides with probability
+// about N²·2⁻¹²⁹ for N documents).
 
 // hashSlot is one slot of a hashTable: 96 bits of a key and its document
 // number plus one (zero: empty). Its tag (hashSlots) publishes it: a reader
