@@ -61,13 +61,15 @@ type exactPass struct {
 	base     uint32
 }
 
-// newExactPass returns the pass of a run of the given budget, a sixteenth
-// of which the table may take.
+// newExactPass returns the pass of a run of the given budget, an eighth of
+// which it takes: the table's array grows to a twelfth (while it grows, the
+// arrays of half and all of that: an eighth), and once the table is full the
+// late detector has a 24th.
 func newExactPass(memory int64, tmp string) *exactPass {
 	return &exactPass{
-		table:   newHashTable(1 << 12),
-		limit:   hashTableLimit(memory / 16),
-		lateOpt: dupid.Options{Memory: memory / 16, TempDir: tmp},
+		table:   newBoundedHashTable(memory / 12),
+		limit:   hashTableLimit(memory / 12),
+		lateOpt: dupid.Options{Memory: memory / 24, TempDir: tmp},
 	}
 }
 

@@ -170,14 +170,17 @@ func TestExactPassOverCap(t *testing.T) {
 }
 
 // TestExactPassLate: under a 16 MiB budget the table of the pass holds
-// 24,576 documents (hashTableLimit), fewer than the corpus's distinct ones: the copies it
-// cannot hold are found after signing, with the same outputs.
+// 71,960 documents (hashTableLimit of a twelfth), fewer than the corpus's
+// distinct ones: the copies it cannot hold are found after signing, with
+// the same outputs.
 func TestExactPassLate(t *testing.T) {
 	base := readJSONL(t, "../testdata/articles_1000.jsonl")
 	r := rand.New(rand.NewPCG(4, 4))
 	var docs []doc
 	copies := 0
-	for i := 0; len(docs) < 40000; i++ {
+	// 30 % copies: distinct documents past the table's limit by 8,000.
+	n := (hashTableLimit(16<<20/12) + 8000) * 10 / 7
+	for i := 0; len(docs) < n; i++ {
 		if len(docs) > 0 && r.IntN(10) < 3 {
 			src := docs[r.IntN(len(docs))]
 			docs = append(docs, doc{fmt.Sprintf("c%06d", i), strings.ToLower(src.Text)})

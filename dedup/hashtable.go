@@ -19,46 +19,65 @@ import (
 // array and publishes it, so that a reader of the old one may miss only
 // the keys added since, which costs the pass nothing but a signature made
 // in vain (the collector decides; see exact.go).
+//
+// A slot holds 96 bits of the key, not all 128 (16 bytes a slot with the
+// document number, where the whole key took 24): the key's fingerprint
+// fp = hi ⊕ rotl(lo, 31), from which its home slot and tag are made (so
+// that the table can grow without the keys), and the low 32 bits of lo;
+// the map (hi, lo) → (fp, lo mod 2³²) is the key's projection on 96 bits.
+// Two different keys, which are hashes uniform on 128 bits, agree on those
+// 96 bits with probability 2⁻⁹⁶, so a run whose n lookups each compare
+// with at most m keys held mistakes one text for another with probability
+// at most n·m·2⁻⁹⁶: under 3·10⁻¹² at 10⁹ documents (two lookups each)
+// against a table of 10⁸ (the 128-bit hash itself collides with probability
+// about N²·2⁻¹²⁹ for N documents).
 
-// hashSlot is one slot of a hashTable: a key and its document number plus
-// one (zero: empty). Its tag (hashSlots) publishes it: a reader reads a
-// slot only once it has seen the slot's tag, which the writer stores after
-// the slot.
+// hashSlot is one slot of a hashTable: 96 bits of a key and its document
+// number plus one (zero: empty). Its tag (hashSlots) publishes it: a reader
+// reads a slot only once it has seen the slot's tag, which the writer stores
+// after the slot.
 type hashSlot struct {
-	hi, lo uint64
-	doc    uint32
+	fp  uint64 // hi ^ rotl(lo, 31): the key's home and tag are made from it
+	lo  uint32 // lo's low 32 bits
+	doc uint32
 }
 
 // hashSlotBytes is a slot's size, its tag byte included (see hashSlots).
-const hashSlotBytes = 25
+const hashSlotBytes = int64(unsafe.Sizeof(hashSlot{})) + 1
 
-// hashSlots is one array of slots, a power of two of them, with a tag byte
-// for each: 0 for an empty slot, else 0x80 | seven bits of the key's hash
-// (the seven below those of its home slot). A probe reads the tags, 64 of
-// them in a cache line where the slots take 24 bytes each, and a slot only
-// where its tag matches: a key that is not there (most documents are not
-// copies) costs a read of the tags alone, whose array (a 25th of the
-// table) stays in the processor's caches and TLB where the slots do not.
-// The tags go four to an atomic word: the writer stores a slot's key and
-// document, then its tag word, so that a reader who sees the tag sees the
-// key (see hashTable).
+// fingerprint returns the slot's words of key (hi, lo).
+func fingerprint(hi, lo uint64) (uint64, uint32) {
+	return hi ^ bits.RotateLeft64(lo, 31), uint32(lo)
+}
+
+// hashSlots is one array of slots, any number of them, with a tag byte for
+// each: 0 for an empty slot, else 0x80 | seven bits of the key's mixed
+// fingerprint (apart from the bits that choose its home slot). A probe reads
+// the tags, 64 of them in a cache line where the slots take 16 bytes each,
+// and a slot only where its tag matches: a key that is not there (most
+// documents are not copies) costs a read of the tags alone, whose array (a
+// 17th of the table) stays in the processor's caches and TLB where the
+// slots do not. The tags go four to an atomic word: the writer stores a
+// slot's key and document, then its tag word, so that a reader who sees the
+// tag sees the key (see hashTable).
 type hashSlots struct {
-	s     []hashSlot
-	tags  []atomic.Uint32
-	shift uint // 64 − log₂ len(s)
+	s    []hashSlot
+	tags []atomic.Uint32
+	n    uint64 // len(s)
 }
 
 func newHashSlots(n int) *hashSlots {
-	return &hashSlots{s: make([]hashSlot, n), tags: make([]atomic.Uint32, (n+3)/4), shift: uint(64 - bits.TrailingZeros(uint(n)))}
+	return &hashSlots{s: make([]hashSlot, n), tags: make([]atomic.Uint32, (n+3)/4), n: uint64(n)}
 }
 
-// home returns the first slot probed for key (hi, lo) and the key's tag. The
-// hashes are uniform already, but both words are mixed (Fibonacci hashing
-// of their exclusive or, with one turned), so that keys equal in one word,
-// by chance or by design of an input, do not share a slot.
-func (h *hashSlots) home(hi, lo uint64) (uint64, uint8) {
-	x := (hi ^ bits.RotateLeft64(lo, 31)) * 0x9e3779b97f4a7c15
-	return x >> h.shift, 0x80 | uint8(x>>(h.shift-7))&0x7f
+// home returns the first slot probed for a key of fingerprint fp and the
+// key's tag: the fingerprint is mixed (Fibonacci hashing) and its high bits
+// mapped to a slot by multiplication (so that the array's size need not be
+// a power of two), the tag taken from bits below those that decide the slot.
+func (h *hashSlots) home(fp uint64) (uint64, uint8) {
+	x := fp * 0x9e3779b97f4a7c15
+	i, _ := bits.Mul64(x, h.n)
+	return i, 0x80 | uint8(x>>24)&0x7f
 }
 
 // tag returns slot i's tag.
@@ -71,44 +90,70 @@ func (h *hashSlots) setTag(i uint64, t uint8) {
 	w.Store(w.Load()&^(0xff<<sh) | uint32(t)<<sh)
 }
 
-// find returns the number of the slot holding key (hi, lo) and true, or the
-// number of the empty slot where it would go and false, and the key's tag.
-func (h *hashSlots) find(hi, lo uint64) (uint64, uint8, bool) {
-	mask := uint64(len(h.s) - 1)
-	i, tag := h.home(hi, lo)
-	for ; ; i = (i + 1) & mask {
+// find returns the number of the slot holding the key of fingerprint
+// (fp, lo) and true, or the number of the empty slot where it would go and
+// false, and the key's tag.
+func (h *hashSlots) find(fp uint64, lo uint32) (uint64, uint8, bool) {
+	i, tag := h.home(fp)
+	for {
 		switch h.tag(i) {
 		case 0:
 			return i, tag, false
 		case tag:
-			if s := &h.s[i]; s.hi == hi && s.lo == lo {
+			if s := &h.s[i]; s.fp == fp && s.lo == lo {
 				return i, tag, true
 			}
+		}
+		if i++; i == h.n {
+			i = 0
 		}
 	}
 }
 
-// put stores key (hi, lo) with document number plus one d1 in empty slot i
-// and then, publishing it, its tag. Only the writer calls it.
-func (h *hashSlots) put(i uint64, tag uint8, hi, lo uint64, d1 uint32) {
+// put stores fingerprint (fp, lo) with document number plus one d1 in empty
+// slot i and then, publishing it, its tag. Only the writer calls it.
+func (h *hashSlots) put(i uint64, tag uint8, fp uint64, lo uint32, d1 uint32) {
 	s := &h.s[i]
-	s.hi, s.lo, s.doc = hi, lo, d1
+	s.fp, s.lo, s.doc = fp, lo, d1
 	h.setTag(i, tag)
 }
 
 // hashTable is a set of 128-bit keys with a document number each, filled by
 // one goroutine and read by any number at once (see above). Its zero value
-// is not ready: use newHashTable.
+// is not ready: use newHashTable or newBoundedHashTable.
 type hashTable struct {
-	cur atomic.Pointer[hashSlots]
-	n   int // keys held (the writer's)
+	cur      atomic.Pointer[hashSlots]
+	n        int // keys held (the writer's)
+	maxSlots int // the largest array it grows to; 0: no limit
 }
 
-// newHashTable returns an empty table of capacity slots at first (a power
-// of two, at least 16); it doubles whenever it is three quarters full.
+// maxLoad is the fraction of a table's slots in use past which it grows (and
+// which a bounded table holds at most: hashTableLimit), as numerator over
+// 8. The tags keep probes short at that load: an absent key's probe, about
+// 32 slots on average at 7/8, reads one or two cache lines of tags and, in
+// a quarter of such probes, one slot whose tag matches by chance.
+const maxLoad = 7
+
+// newHashTable returns an empty table of capacity slots at first (at least
+// 16); it doubles whenever it is seven eighths full.
 func newHashTable(capacity int) *hashTable {
 	t := &hashTable{}
-	t.cur.Store(newHashSlots(max(16, 1<<bits.Len(uint(capacity-1)))))
+	t.cur.Store(newHashSlots(max(16, capacity)))
+	return t
+}
+
+// newBoundedHashTable returns an empty table that grows by doubling to
+// hashTableSlots(budget) slots at most, from a size that doubles to that
+// exactly (so that the last growth holds the arrays of half and all of it:
+// 1.5 times the budget). It holds hashTableLimit(budget) keys within it.
+func newBoundedHashTable(budget int64) *hashTable {
+	n := hashTableSlots(budget)
+	first := n
+	for first > 4096 {
+		first = (first + 1) / 2
+	}
+	t := &hashTable{maxSlots: n}
+	t.cur.Store(newHashSlots(first))
 	return t
 }
 
@@ -116,7 +161,8 @@ func newHashTable(capacity int) *hashTable {
 // one goroutine's put and with other gets.
 func (t *hashTable) get(hi, lo uint64) (uint32, bool) {
 	h := t.cur.Load()
-	i, _, ok := h.find(hi, lo)
+	fp, l := fingerprint(hi, lo)
+	i, _, ok := h.find(fp, l)
 	if !ok {
 		return 0, false
 	}
@@ -125,33 +171,40 @@ func (t *hashTable) get(hi, lo uint64) (uint32, bool) {
 
 // getOrPut returns the document of key (hi, lo) and true if the table has
 // it; else, when put is true, it adds the key with document doc, and
-// returns false. Only one goroutine may call it (and reset).
+// returns false. Only one goroutine may call it (and reset). A bounded
+// table full to its largest array takes keys past maxLoad: its callers
+// stop at hashTableLimit.
 func (t *hashTable) getOrPut(hi, lo uint64, doc uint32, put bool) (uint32, bool) {
 	h := t.cur.Load()
-	i, tag, ok := h.find(hi, lo)
+	fp, l := fingerprint(hi, lo)
+	i, tag, ok := h.find(fp, l)
 	if ok {
 		return h.s[i].doc - 1, true
 	}
-	if !put {
+	if !put || t.n+1 >= int(h.n) { // never full: a probe ends at an empty slot
 		return 0, false
 	}
-	if (t.n+1)*4 > len(h.s)*3 {
-		h = t.grow(h)
-		i, tag, _ = h.find(hi, lo)
+	if uint64(t.n+1)*8 > h.n*maxLoad && (t.maxSlots == 0 || int(h.n) < t.maxSlots) {
+		n := 2 * int(h.n)
+		if t.maxSlots > 0 {
+			n = min(n, t.maxSlots)
+		}
+		h = t.grow(h, n)
+		i, tag, _ = h.find(fp, l)
 	}
-	h.put(i, tag, hi, lo, doc+1)
+	h.put(i, tag, fp, l, doc+1)
 	t.n++
 	return 0, false
 }
 
-// grow copies the keys into an array twice as large and publishes it.
-func (t *hashTable) grow(old *hashSlots) *hashSlots {
-	h := newHashSlots(2 * len(old.s))
+// grow copies the keys into an array of n slots and publishes it.
+func (t *hashTable) grow(old *hashSlots, n int) *hashSlots {
+	h := newHashSlots(n)
 	for i := range old.s {
 		o := &old.s[i]
 		if d := o.doc; d != 0 {
-			j, tag, _ := h.find(o.hi, o.lo)
-			h.put(j, tag, o.hi, o.lo, d)
+			j, tag, _ := h.find(o.fp, o.lo)
+			h.put(j, tag, o.fp, o.lo, d)
 		}
 	}
 	t.cur.Store(h)
@@ -171,8 +224,9 @@ func (t *hashTable) touch(hashes []uint64) uint64 {
 	h := t.cur.Load()
 	var sum uint64
 	for i := 0; i+1 < len(hashes); i += 2 {
-		j, _ := h.home(hashes[i], hashes[i+1])
-		sum += uint64(h.tags[j>>2].Load()) + h.s[j].hi
+		fp, _ := fingerprint(hashes[i], hashes[i+1])
+		j, _ := h.home(fp)
+		sum += uint64(h.tags[j>>2].Load()) + h.s[j].fp
 	}
 	return sum
 }
@@ -197,10 +251,14 @@ func (t *hashTable) bytes() int64 {
 	return int64(len(h.s))*int64(unsafe.Sizeof(hashSlot{})) + int64(len(h.tags))*4
 }
 
-// hashTableLimit is the most keys a table may hold within budget bytes: three
-// quarters of the largest power of two of slots that fits (at least 1,024
-// keys).
+// hashTableSlots is the most slots a bounded table of budget bytes has (at
+// least 2,048).
+func hashTableSlots(budget int64) int {
+	return int(max(budget/hashSlotBytes, 2048))
+}
+
+// hashTableLimit is the most keys a bounded table of budget bytes holds:
+// seven eighths of its slots.
 func hashTableLimit(budget int64) int {
-	slots := max(budget/hashSlotBytes, 2048)
-	return 3 << (bits.Len64(uint64(slots)) - 1) / 4
+	return hashTableSlots(budget) * maxLoad / 8
 }

@@ -10,11 +10,19 @@ import (
 // TestHashTableMatchesMap: a table and a Go map given the same random keys
 // (a quarter of them repeats, and high words drawn from a few values, so
 // that many keys share one) hold the same documents,
-// through growth, and a reset table is empty.
+// through growth (doubling, or to a bounded table's size), and a reset
+// table is empty.
 func TestHashTableMatchesMap(t *testing.T) {
-	for _, highs := range []int{0, 1, 7, 1000} { // 0: random high words
+	for _, highs := range []int{0, 1, 7, 1000, -1, -7} { // 0: random high words; < 0: a bounded table
 		r := rand.New(rand.NewPCG(uint64(highs), 9))
 		tab := newHashTable(16)
+		if highs < 0 {
+			// Not a power of two of slots: 61,680, from 3,855.
+			tab, highs = newBoundedHashTable(1<<20), -highs
+			if len(tab.cur.Load().s) != 3855 {
+				t.Fatalf("bounded table: %d slots at first; want 3,855", len(tab.cur.Load().s))
+			}
+		}
 		want := map[[2]uint64]uint32{}
 		var keys [][2]uint64
 		for i := range 50000 {
@@ -79,13 +87,35 @@ func TestHashTableLimit(t *testing.T) {
 		if limit < 1024 {
 			t.Errorf("budget %d: limit %d; want at least 1,024", budget, limit)
 		}
-		tab := newHashTable(16)
+		tab := newBoundedHashTable(budget)
 		r := rand.New(rand.NewPCG(uint64(budget), 1))
+		keys := make([][2]uint64, limit)
 		for i := range limit {
-			tab.getOrPut(r.Uint64(), r.Uint64(), uint32(i), tab.len() < limit)
+			keys[i] = [2]uint64{r.Uint64(), r.Uint64()}
+			tab.getOrPut(keys[i][0], keys[i][1], uint32(i), tab.len() < limit)
 		}
 		if tab.len() != limit {
 			t.Fatalf("budget %d: %d keys; want %d", budget, tab.len(), limit)
+		}
+		if n := len(tab.cur.Load().s); n != hashTableSlots(budget) {
+			t.Fatalf("budget %d: %d slots when full; want %d", budget, n, hashTableSlots(budget))
+		}
+		for i, k := range keys {
+			if d, ok := tab.get(k[0], k[1]); !ok || d != uint32(i) {
+				t.Fatalf("budget %d: key %d = (%d, %v) in the full table", budget, i, d, ok)
+			}
+		}
+		// Past the limit, a table asked to put anyway fills all but one
+		// slot, so that a probe still ends.
+		slots := len(tab.cur.Load().s)
+		for i := limit; i < slots+10; i++ {
+			tab.getOrPut(r.Uint64(), r.Uint64(), uint32(i), true)
+		}
+		if tab.len() != slots-1 || len(tab.cur.Load().s) != slots {
+			t.Fatalf("budget %d: %d keys in %d slots past the limit; want %d in %d", budget, tab.len(), len(tab.cur.Load().s), slots-1, slots)
+		}
+		if _, ok := tab.get(r.Uint64(), r.Uint64()); ok {
+			t.Fatalf("budget %d: found a key never added in the filled table", budget)
 		}
 		if b := tab.bytes(); budget >= 2048*hashSlotBytes && b > budget {
 			t.Errorf("budget %d: the full table takes %d bytes", budget, b)
@@ -155,9 +185,11 @@ func TestHashTableSameHome(t *testing.T) {
 			}
 		}
 		h := tab.cur.Load()
-		home, tag := h.home(keys[0][0], keys[0][1])
+		fp0, _ := fingerprint(keys[0][0], keys[0][1])
+		home, tag := h.home(fp0)
 		for i, k := range keys {
-			if hm, tg := h.home(k[0], k[1]); hm != home || tg != tag {
+			fp, _ := fingerprint(k[0], k[1])
+			if hm, tg := h.home(fp); hm != home || tg != tag {
 				t.Fatalf("capacity %d: key %d has home %d tag %x; want %d %x (the test's premise)", capacity, i, hm, tg, home, tag)
 			}
 			if d, ok := tab.get(k[0], k[1]); !ok || d != uint32(i) {
@@ -191,7 +223,7 @@ func TestHashTableTags(t *testing.T) {
 			continue
 		}
 		used++
-		if _, want := h.home(s.hi, s.lo); tg != want {
+		if _, want := h.home(s.fp); tg != want {
 			t.Fatalf("slot %d holds a key of tag %x; its tag is %x", i, want, tg)
 		}
 	}
