@@ -20,7 +20,7 @@ import (
 
 // entrySorter sorts the band-key entries (sketch.AppendKeyEntries): an
 // extsort.Sorter of key | document words for keys of at most 32 bits, an
-// extsort.WideSorter of (key, document) word pairs for wider keys.
+// extsort.Partitioned store of (key, document) word pairs for wider keys.
 type entrySorter interface {
 	Add(words ...uint64) error
 	Len() int64
@@ -28,13 +28,20 @@ type entrySorter interface {
 	SpilledBytes() int64
 }
 
+// partitionEntries chooses extsort.Partitioned for wide keys; tests turn
+// it off to compare with extsort.WideSorter, which sorts and merges runs.
+var partitionEntries = true
+
 // newEntrySorter returns the entrySorter of keys keyBits wide, holding at
-// most budget bytes of entries in memory, and as much again: sorting scratch
-// (extsort.Sorter) or the buffer being sorted and spilled in the background
-// (extsort.WideSorter).
+// most about 2·budget bytes: budget of entries and as much again of sorting
+// scratch (extsort.Sorter), or 2·budget of entries in key ranges, a quarter
+// of it for sorting the ranges read side by side (extsort.Partitioned).
 func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 	if sketch.WideKeys(keyBits) {
-		return extsort.NewWide(dir, "entries", int(budget/16))
+		if !partitionEntries {
+			return extsort.NewWide(dir, "entries", int(budget/16))
+		}
+		return extsort.NewPartitioned(dir, "entries", 2*budget)
 	}
 	return extsort.New(dir, "entries", int(budget/8))
 }
@@ -45,6 +52,7 @@ func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 // entry of such a key, before which the caller closes the open bucket.
 type entryStream struct {
 	narrow *extsort.Iterator
+	part   *extsort.PartIterator
 	wide   *extsort.WideIterator
 	last   uint64 // the last wide key yielded
 	any    bool
@@ -52,10 +60,15 @@ type entryStream struct {
 
 // next returns the next entry; ok is false at the end or on error.
 func (s *entryStream) next() (e uint64, ok bool) {
-	if s.narrow != nil {
+	var w extsort.Wide
+	switch {
+	case s.part != nil:
+		w, ok = s.part.Next()
+	case s.narrow != nil:
 		return s.narrow.Next()
+	default:
+		w, ok = s.wide.Next()
 	}
-	w, ok := s.wide.Next()
 	return w.Key&^(1<<sketch.EntryDocBits-1) | uint64(w.Doc), ok
 }
 
@@ -64,34 +77,46 @@ func (s *entryStream) next() (e uint64, ok bool) {
 // last one's only below the high 32 bits (wide keys only). Call it only for
 // the entries passed on, so that an entry left out does not hide a break.
 func (s *entryStream) breaks() bool {
-	if s.wide == nil {
+	var k uint64
+	switch {
+	case s.part != nil:
+		k = s.part.Last().Key
+	case s.wide != nil:
+		k = s.wide.Last().Key
+	default:
 		return false
 	}
-	k := s.wide.Last().Key
 	brk := s.any && k != s.last && k>>sketch.EntryDocBits == s.last>>sketch.EntryDocBits
 	s.last, s.any = k, true
 	return brk
 }
 
 func (s *entryStream) err() error {
-	if s.narrow != nil {
+	switch {
+	case s.part != nil:
+		return s.part.Err()
+	case s.narrow != nil:
 		return s.narrow.Err()
 	}
 	return s.wide.Err()
 }
 
 func (s *entryStream) close() error {
-	if s.narrow != nil {
+	switch {
+	case s.part != nil:
+		return s.part.Close()
+	case s.narrow != nil:
 		return s.narrow.Close()
 	}
 	return s.wide.Close()
 }
 
 // candidateParts is how many key ranges the candidates stage splits wide
-// band-key entries into (extsort.WideSorter.IterParts), each merged and
-// grouped by a goroutine of its own, up to Workers at a time. Fixed, not
-// the worker count, so that the pair runs spilled (report.json's spill
-// counts) do not depend on Workers either.
+// band-key entries into (each a run of extsort.Partitioned's ranges, or
+// extsort.WideSorter.IterParts), each sorted and grouped by a goroutine of
+// its own, up to Workers at a time. Fixed, not the worker count, so that
+// the pair runs spilled (report.json's spill counts) do not depend on
+// Workers either. At most extsort.Partitions.
 var candidateParts = 8
 
 // candidates sorts the band-key entries, groups them into buckets and
@@ -99,9 +124,10 @@ var candidateParts = 8
 //
 // Wide entries are read in candidateParts key ranges (boundaries at
 // multiples of 2^EntryDocBits, so that a bucket, whose key the entries'
-// high 32 bits and the break between wide keys name, never spans two), each
-// grouped by its own Grouper into its own pair sorter, on up to Workers
-// goroutines; the ranges' metrics, largest buckets and pairs are then
+// high 32 bits and the break between wide keys name, never spans two),
+// each a run of consecutive extsort.Partitioned ranges, each of those
+// sorted in memory as it is reached; each part is grouped by its own
+// Grouper into its own pair sorter, on up to Workers goroutines; the ranges' metrics, largest buckets and pairs are then
 // merged as if one Grouper had read them in order (the counts add up, the
 // largest buckets' lists merge by size, then key, and the pairs are a
 // sorted set).
@@ -114,6 +140,15 @@ func (r *run) candidates(ctx context.Context) error {
 	skip := r.skippedDocs()
 	var parts []*candidatePart
 	switch s := r.entries.(type) {
+	case *extsort.Partitioned:
+		defer s.Close()
+		parts = make([]*candidatePart, candidateParts)
+		for i := range parts {
+			lo, hi := i*extsort.Partitions/len(parts), (i+1)*extsort.Partitions/len(parts)
+			parts[i] = &candidatePart{open: func() (*entryStream, error) {
+				return &entryStream{part: s.Range(lo, hi)}, nil
+			}, pairs: extsort.New(r.tmp, "pairs", pairLimit/len(parts))}
+		}
 	case *extsort.WideSorter:
 		ps, err := s.IterParts(candidateParts, sketch.EntryDocBits)
 		if err != nil {

@@ -21,19 +21,7 @@ func TestCandidatePartsMatchOne(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a 20k-document corpus; skipped with -short")
 	}
-	base := readJSONL(t, "../testdata/articles_1000.jsonl")
-	r := rand.New(rand.NewPCG(12, 1))
-	var docs []doc
-	for i := 0; len(docs) < 20000; i++ {
-		b := base[r.IntN(40)]
-		words := strings.Fields(b.Text)
-		start := 10 * r.IntN(3) // few windows: large shared buckets
-		text := strings.Join(words[start:min(len(words), start+40)], " ")
-		text = mutate(r, text, 0.05)
-		docs = append(docs, doc{fmt.Sprintf("d%06d", i), text})
-	}
-	in := filepath.Join(t.TempDir(), "in.jsonl")
-	writeJSONL(t, in, docs)
+	in := sharedBucketCorpus(t)
 	defer func(n int) { candidateParts = n }(candidateParts)
 	type result struct {
 		buckets, pairs []byte
@@ -77,6 +65,82 @@ func TestCandidatePartsMatchOne(t *testing.T) {
 				}
 				if !bytes.Equal(got.pairs, want.pairs) || got.candidates != want.candidates {
 					t.Errorf("memory %d, %d parts, %d workers: %d candidates, pairs.tsv differs from one part's (%d)", mem, parts, workers, got.candidates, want.candidates)
+				}
+			}
+		}
+	}
+}
+
+// sharedBucketCorpus writes 20,000 short documents cut from 40 articles at
+// 3 offsets and mutated, whose buckets are shared by many documents, and
+// returns the file's path.
+func sharedBucketCorpus(t *testing.T) string {
+	base := readJSONL(t, "../testdata/articles_1000.jsonl")
+	r := rand.New(rand.NewPCG(12, 1))
+	var docs []doc
+	for i := 0; len(docs) < 20000; i++ {
+		b := base[r.IntN(40)]
+		words := strings.Fields(b.Text)
+		start := 10 * r.IntN(3) // few windows: large shared buckets
+		text := strings.Join(words[start:min(len(words), start+40)], " ")
+		text = mutate(r, text, 0.05)
+		docs = append(docs, doc{fmt.Sprintf("d%06d", i), text})
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	return in
+}
+
+// TestPartitionedEntriesMatchWide: the band-key entries in key ranges
+// sorted as they are read (extsort.Partitioned) give the same report.json
+// buckets, pairs.tsv and clusters.jsonl as sorted runs merged
+// (extsort.WideSorter), in memory and spilled (16 MiB), on one worker and
+// two, with reference documents (--against) too. (Ranges too large to sort
+// in memory are extsort's TestPartitionedMatchesSort's.)
+func TestPartitionedEntriesMatchWide(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 20k-document corpus; skipped with -short")
+	}
+	in := sharedBucketCorpus(t)
+	ref := filepath.Join(t.TempDir(), "ref.jsonl")
+	all := readJSONL(t, in)
+	for i := range all[:3000] {
+		all[i].ID = "ref-" + all[i].ID
+	}
+	writeJSONL(t, ref, all[:3000])
+	defer func(p bool) { partitionEntries = p }(partitionEntries)
+	type result struct{ buckets, pairs, clusters []byte }
+	run := func(partitioned bool, o Options) result {
+		partitionEntries = partitioned
+		spill := o.Memory > 0
+		out, rep := runDedup(t, []string{in}, &o)
+		if spill && rep.Spill.EntryRuns == 0 {
+			t.Fatalf("%+v: nothing spilled", o)
+		}
+		buckets, err := json.Marshal(rep.Buckets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res result
+		res.buckets = buckets
+		if res.pairs, err = os.ReadFile(filepath.Join(out, PairsFile)); err != nil {
+			t.Fatal(err)
+		}
+		if res.clusters, err = os.ReadFile(filepath.Join(out, ClustersFile)); err != nil {
+			t.Fatal(err)
+		}
+		if len(res.pairs) == 0 {
+			t.Fatalf("%+v: no pairs", o)
+		}
+		return res
+	}
+	for _, against := range [][]string{nil, {ref}} {
+		for _, mem := range []int64{0, 16 << 20} {
+			for _, workers := range []int{1, 2} {
+				o := Options{Workers: workers, Memory: mem, BucketCap: 5, Against: against}
+				want, got := run(false, o), run(true, o)
+				if !bytes.Equal(got.buckets, want.buckets) || !bytes.Equal(got.pairs, want.pairs) || !bytes.Equal(got.clusters, want.clusters) {
+					t.Errorf("against %v, memory %d, %d workers: partitioned entries give other buckets, pairs or clusters than sorted runs", against, mem, workers)
 				}
 			}
 		}

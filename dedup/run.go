@@ -16,6 +16,7 @@ import (
 	"github.com/neardup/neardup/internal/boilerplate"
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/dupid"
+	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/htmlreport"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
@@ -208,8 +209,9 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		r.bad = corpus.NewBadLog(w)
 	}
 
-	// The budget: a quarter for band-key entries (one half being filled
-	// while the other is sorted and spilled), an eighth each for stored
+	// The budget: a quarter for band-key entries (three quarters of it
+	// held while signing, in key ranges, and a quarter for sorting the
+	// ranges side by side in candidates: extsort.Partitioned), an eighth each for stored
 	// texts and (later) feature sets, a sixteenth each for signatures,
 	// candidate pairs and, while signing, the check of repeated ids (sign).
 	// Under exact verification no signature is kept while signing, so the
@@ -234,6 +236,9 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		return nil, err
 	}
 	r.entries = newEntrySorter(tmp, m/8, r.sketch.KeyBits())
+	if p, ok := r.entries.(*extsort.Partitioned); ok {
+		defer p.Close() // candidates closes it, unless a stage before fails
+	}
 	r.edges = newEdgeStore(tmp, m/16)
 	defer r.edges.close()
 	if job.Verify == VerifyExact {

@@ -487,9 +487,10 @@ const prefetchDocs = 256
 const feedDepth = 4
 
 // entryFeed adds the sign stage's band-key entries to the run's sorter on a
-// goroutine of its own, so that the sorter's work (its appends, and the sort
-// and write of each run it spills) overlaps the collector's instead of
-// stalling the pipeline behind it. The sorter sorts what it is given, so
+// goroutine of its own, so that the sorter's work (its appends into key
+// ranges and the writes of the ranges it spills, or the sorts and runs of
+// extsort.Sorter) overlaps the collector's instead of stalling the pipeline
+// behind it. The sorter sorts what it is given, so
 // the order of the batches does not matter to the outputs; they go in input
 // order all the same. The collector hands a batch's entries over by taking
 // its buffer and giving the batch an empty one back (see add).

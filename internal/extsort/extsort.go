@@ -10,6 +10,12 @@
 // sorts: it sorts chunks in place in the background as they fill, merges a
 // run's chunks as it writes the run, decodes each run from a large buffer,
 // and can split the merge into key ranges read side by side (IterParts).
+//
+// Partitioned takes the same entries without sorting them as they come:
+// it scatters them into 256 key ranges by the key's top byte, in memory or
+// appended to one spill file past its budget, and sorts each range in
+// memory when it is read (Range), ranges side by side on goroutines of
+// their own. The batch dedup driver uses it for 64-bit band keys.
 package extsort
 
 import (

@@ -297,8 +297,8 @@ type Timing struct {
 
 // SpillReport says what went to disk past the memory budget.
 type SpillReport struct {
-	EntryRuns  int   `json:"entry_runs"`      // sorted runs of band-key entries written to disk
-	EntryBytes int64 `json:"entry_bytes"`     // bytes of those runs
+	EntryRuns  int   `json:"entry_runs"`      // band-key entries written to disk: key ranges spilled (64-bit keys), or sorted runs (32-bit keys)
+	EntryBytes int64 `json:"entry_bytes"`     // bytes of those ranges or runs
 	PairRuns   int   `json:"pair_runs"`       // sorted runs of candidate pairs written to disk
 	PairBytes  int64 `json:"pair_bytes"`      // bytes of those runs
 	TextBytes  int64 `json:"text_bytes"`      // bytes of texts spilled (kept only for exact verification)

@@ -1,0 +1,595 @@
+package extsort
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// Partitions is the number of key ranges a Partitioned store splits its
+// entries into: one for each value of the key's top byte.
+const Partitions = 256
+
+// Partitioned collects (key, document) entries like WideSorter, but does not
+// sort them as they come: it scatters them by the key's top byte into
+// Partitions key ranges (a "grace" hash-join layout), and sorts each range
+// only when it is read, in memory, on the goroutine that reads it. Ranges
+// stay in memory while the entries fit in the budget; past it, the range
+// holding the most memory is spilled: its entries, and from then on every
+// entry added to it, are appended in arrival order to one shared spill file
+// (segments of up to partMaxBlock entries, staged in a block of the range). So no
+// entry is sorted while adding, none is written more than once, and none
+// read back more than once; most keys being unique, a k-way merge of sorted
+// runs compared each entry log2(runs) times for nothing.
+//
+// Reading (Range) loads a range whole (its blocks in memory, or its
+// segments decoded), sorts it by key, then document (a stable LSD radix
+// sort on the key's bits 32 to 55, then a sort of each run of entries equal
+// in the high 32 bits, which for random keys is of one entry or two), and
+// yields it. A range too large to sort within the reading share of the
+// budget falls back to a WideSorter of its own (skew: one key shared by
+// millions of entries, or a tiny budget).
+//
+// Its output is deterministic: the sorted multiset of what was added,
+// whatever the budget; which ranges spill depends only on the entries
+// added, in their order. Add is not safe for concurrent use; Range
+// iterators over disjoint ranges may be read on goroutines of their own.
+type Partitioned struct {
+	dir, prefix string
+	hold        int64 // bytes of blocks held while adding
+	sortMem     int64 // bytes the reading iterators may hold at once
+	stage       int   // entries a spilled range stages before writing them
+	parts       [Partitions]partition
+	cur         [Partitions][]Wide // each range's block being filled, or its entries staged
+	held        int64              // bytes of blocks held now
+	enc         []byte             // a segment being encoded
+	maxSeg      int                // the longest segment written
+	f           *os.File
+	off         int64 // bytes written to f
+	spilled     int   // ranges that wrote segments
+	count       int64
+	err         error
+	sem         *semaphore.Weighted
+}
+
+// partition is one key range: its entries in memory blocks, in the order
+// added, or (once spilled) in segments of the spill file, then those
+// staged in its Partitioned.cur (apart, so that Add touches 6 KiB of
+// slice headers, not every partition).
+type partition struct {
+	blocks [][]Wide // full blocks
+	mem    int64    // entries the blocks and cur can hold
+	n      int      // entries in blocks and segments (not cur)
+	spill  bool
+	segs   []segment
+}
+
+// segment is a run of encoded entries in the spill file.
+type segment struct {
+	off int64
+	n   int
+}
+
+// Block sizes of a range in memory, in entries: the first block is small,
+// for corpora that give a range few entries; each next one twice the one
+// before, up to partMaxBlock (64 KiB), so that a range holds at most one
+// partly filled block of that size. A spilled range stages up to
+// partMaxBlock entries before encoding and writing them as a segment.
+const (
+	partMinBlock = 1 << 4
+	partMaxBlock = 1 << 12
+)
+
+// NewPartitioned returns a Partitioned store that holds at most about
+// budget bytes: three quarters for the ranges while adding (entries of 16
+// bytes in memory blocks, and those staged by spilled ranges), a quarter
+// for the ranges being sorted while reading. It spills into one file in dir
+// (os.TempDir() if empty) whose name starts with prefix.
+func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
+	budget = max(budget, 1<<20)
+	sortMem := budget / 4
+	hold := budget - sortMem
+	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock))
+	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, sem: semaphore.NewWeighted(sortMem)}
+}
+
+// Add adds entries given as pairs of words, key then document (what
+// sketch.AppendKeyEntries makes for wide keys); the document word must be
+// below 1<<32. It may spill ranges; it returns the error of an earlier
+// spill, if any. It panics on an odd number of words.
+func (s *Partitioned) Add(words ...uint64) error {
+	if len(words)%2 != 0 {
+		panic("extsort: Partitioned.Add of an odd number of words")
+	}
+	if s.err != nil {
+		return s.err
+	}
+	for i := 0; i < len(words); i += 2 {
+		k := words[i]
+		c := &s.cur[k>>56]
+		if len(*c) == cap(*c) {
+			if err := s.full(int(k >> 56)); err != nil {
+				return err
+			}
+		}
+		*c = append(*c, Wide{Key: k, Doc: uint32(words[i+1])})
+	}
+	s.count += int64(len(words) / 2)
+	return nil
+}
+
+// full makes room in range i's cur: writes the entries staged by a
+// spilled range, or gives an in-memory one a new block, after spilling the
+// ranges holding the most memory (i perhaps) while the blocks would exceed
+// the budget.
+func (s *Partitioned) full(i int) error {
+	p, cur := &s.parts[i], &s.cur[i]
+	if p.spill {
+		if err := s.write(p, *cur); err != nil {
+			return err
+		}
+		p.n += len(*cur)
+		*cur = (*cur)[:0]
+		return nil
+	}
+	size := int64(min(max(int(p.mem), partMinBlock), partMaxBlock))
+	for s.held+16*size > s.hold {
+		big := -1
+		for j := range s.parts {
+			if q := &s.parts[j]; !q.spill && q.mem > 0 && (big < 0 || q.mem > s.parts[big].mem) {
+				big = j
+			}
+		}
+		if big < 0 {
+			break // only staged entries left: go over rather than fail
+		}
+		if err := s.spillPart(big); err != nil {
+			return err
+		}
+		if big == i {
+			return nil
+		}
+	}
+	if *cur != nil {
+		p.blocks = append(p.blocks, *cur)
+		p.n += len(*cur)
+	}
+	*cur = make([]Wide, 0, size)
+	p.mem += size
+	s.held += 16 * size
+	return nil
+}
+
+// spillPart turns range i into a spilled range: its blocks are encoded and
+// written, and dropped for a block of staged entries.
+func (s *Partitioned) spillPart(i int) error {
+	p, cur := &s.parts[i], &s.cur[i]
+	p.spill = true
+	for _, b := range append(p.blocks, *cur) {
+		if err := s.write(p, b); err != nil {
+			return err
+		}
+	}
+	p.n += len(*cur)
+	s.held += 16 * (int64(s.stage) - p.mem)
+	p.blocks, *cur, p.mem = nil, make([]Wide, 0, s.stage), int64(s.stage)
+	return nil
+}
+
+// write appends the entries es of p (at most partMaxBlock) to the spill
+// file as a segment (the caller counts them in p.n).
+func (s *Partitioned) write(p *partition, es []Wide) error {
+	if len(es) == 0 {
+		return nil
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp(s.dir, s.prefix+"-parts-*")
+		if err != nil {
+			s.err = fmt.Errorf("extsort: spill: %w", err)
+			return s.err
+		}
+		s.f = f
+	}
+	s.enc = appendPart(s.enc[:0], es)
+	if _, err := s.f.Write(s.enc); err != nil {
+		s.err = fmt.Errorf("extsort: spill %s: %w", s.f.Name(), err)
+		return s.err
+	}
+	if len(p.segs) == 0 {
+		s.spilled++
+	}
+	p.segs = append(p.segs, segment{off: s.off, n: len(s.enc)})
+	s.off += int64(len(s.enc))
+	s.maxSeg = max(s.maxSeg, len(s.enc))
+	return nil
+}
+
+// The spill encoding of a segment of a range's entries: for each, the
+// key's low 7 bytes (the top byte is the range's), little-endian, then the
+// uvarint of the zigzag of the document's difference from the document
+// before it in the segment (0 before the first). Entries come in document
+// order, mostly, so the differences are small: 8 bytes an entry at 16
+// bands.
+const maxPartBytes = 8 + binary.MaxVarintLen64
+
+// appendPart appends the encoding of the segment es to b.
+func appendPart(b []byte, es []Wide) []byte {
+	at := len(b)
+	b = slices.Grow(b, len(es)*maxPartBytes)[:at+len(es)*maxPartBytes]
+	prev := int64(0)
+	for _, e := range es {
+		binary.LittleEndian.PutUint64(b[at:], e.Key)
+		at += 7
+		delta := int64(e.Doc) - prev
+		prev = int64(e.Doc)
+		z := uint64(delta<<1 ^ delta>>63)
+		for z >= 0x80 {
+			b[at] = byte(z) | 0x80
+			z >>= 7
+			at++
+		}
+		b[at] = byte(z)
+		at++
+	}
+	return b[:at]
+}
+
+// decodePart appends the entries of the segment b of range top (the keys'
+// top byte) to dst.
+func decodePart(dst []Wide, b []byte, top uint64) ([]Wide, error) {
+	prev := int64(0)
+	for len(b) > 0 {
+		if len(b) < 8 {
+			return dst, errRunCut
+		}
+		k := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32 | uint64(b[6])<<48
+		z, n := binary.Uvarint(b[7:])
+		if n < 0 {
+			return dst, errRunVarint
+		}
+		if n == 0 {
+			return dst, errRunCut
+		}
+		d := prev + (int64(z>>1) ^ -int64(z&1))
+		if d < 0 || d > 1<<32-1 {
+			return dst, errRunVarint
+		}
+		dst = append(dst, Wide{Key: top<<56 | k, Doc: uint32(d)})
+		prev = d
+		b = b[7+n:]
+	}
+	return dst, nil
+}
+
+// Len is the number of entries added.
+func (s *Partitioned) Len() int64 { return s.count }
+
+// Runs is the number of ranges that wrote entries to disk.
+func (s *Partitioned) Runs() int { return s.spilled }
+
+// SpilledBytes is how many bytes were written to the spill file.
+func (s *Partitioned) SpilledBytes() int64 { return s.off }
+
+// Close removes the spill file and drops the entries. Call it once every
+// iterator is closed; it may be called more than once.
+func (s *Partitioned) Close() error {
+	s.parts, s.cur = [Partitions]partition{}, [Partitions][]Wide{}
+	if s.f == nil {
+		return nil
+	}
+	s.f.Close()
+	err := removeRuns([]string{s.f.Name()})
+	s.f = nil
+	return err
+}
+
+// Range returns an iterator over the entries of the key ranges lo to
+// hi−1, by key, then document. No more entries may be added once an
+// iterator is made; iterators of disjoint ranges may be read on
+// goroutines of their own, each holding (for the range it sorts) twice
+// the range's entries, within the budget's reading quarter: one waits
+// while the others hold it. Close it when done.
+func (s *Partitioned) Range(lo, hi int) *PartIterator {
+	if lo < 0 || hi > Partitions || lo > hi {
+		panic(fmt.Sprintf("extsort: Range(%d, %d) of %d ranges", lo, hi, Partitions))
+	}
+	return &PartIterator{s: s, next: lo, hi: hi}
+}
+
+// PartIterator yields the sorted entries of consecutive key ranges of a
+// Partitioned store. Not safe for concurrent use.
+type PartIterator struct {
+	s         *Partitioned
+	next, hi  int    // the next range to load, and the end
+	cur       []Wide // the loaded range's sorted entries
+	pos       int
+	a, b      []Wide // the sort's buffers, reused from range to range
+	rbuf      []byte // a segment read back
+	held      int64  // bytes reserved from the store's reading share
+	fb        *WideIterator
+	last      Wide
+	err       error
+	fallbacks int // ranges handed to a WideSorter (for tests)
+	count     [2][1 << 12]int
+}
+
+// Next returns the next entry, or false at the end or on error (see Err).
+func (it *PartIterator) Next() (Wide, bool) {
+	if it.pos < len(it.cur) {
+		e := it.cur[it.pos]
+		it.pos++
+		it.last = e
+		return e, true
+	}
+	return it.advance()
+}
+
+// advance yields from the fallback sorter, or loads the next range that
+// has entries.
+func (it *PartIterator) advance() (Wide, bool) {
+	for it.err == nil {
+		if it.fb != nil {
+			if e, ok := it.fb.Next(); ok {
+				it.last = e
+				return e, true
+			}
+			it.err = it.fb.Err()
+			if err := it.fb.Close(); it.err == nil {
+				it.err = err
+			}
+			it.fb = nil
+			it.release()
+			continue
+		}
+		if it.next == it.hi {
+			return Wide{}, false
+		}
+		i := it.next
+		it.next++
+		if it.err = it.load(i); it.err != nil {
+			break
+		}
+		if it.pos < len(it.cur) {
+			return it.Next()
+		}
+	}
+	return Wide{}, false
+}
+
+// reserve makes sure the iterator holds n bytes of the reading share,
+// waiting for other iterators to release theirs; it holds nothing while it
+// waits, so that two iterators cannot wait for each other.
+func (it *PartIterator) reserve(n int64) {
+	if it.held >= n {
+		return
+	}
+	it.release()
+	it.s.sem.Acquire(context.Background(), n) // cannot fail: no deadline
+	it.held = n
+}
+
+// release gives back what the iterator holds.
+func (it *PartIterator) release() {
+	if it.held > 0 {
+		it.s.sem.Release(it.held)
+	}
+	it.held, it.a, it.b, it.rbuf = 0, nil, nil, nil
+}
+
+// load reads range i whole and sorts it into it.cur, or hands it to a
+// fallback WideSorter (it.fb) if sorting it in memory would take more than
+// the reading share.
+func (it *PartIterator) load(i int) error {
+	s := it.s
+	p := &s.parts[i]
+	it.cur, it.pos = nil, 0
+	cur := s.cur[i]
+	n := p.n + len(cur)
+	if n == 0 {
+		return nil
+	}
+	rb := 0 // read buffer needed
+	if p.spill {
+		rb = s.maxSeg
+	}
+	if int64(32*n+rb) > s.sortMem {
+		return it.fallback(i)
+	}
+	if cap(it.a) < n || len(it.rbuf) < rb {
+		// Room for a quarter more, so that the next ranges, about as
+		// large, seldom ask again, within the share.
+		m, r := n+n/4, s.maxSeg
+		if int64(32*m+r) > s.sortMem {
+			m, r = n, rb // what this range needs, which fits
+		}
+		it.reserve(int64(32*m + r))
+		it.a, it.b, it.rbuf = make([]Wide, 0, m), make([]Wide, m), make([]byte, r)
+	}
+	c := &it.count
+	clear(c[0][:])
+	clear(c[1][:])
+	var srcs [][]Wide
+	if p.spill {
+		a := it.a[:0]
+		for _, g := range p.segs {
+			b := it.rbuf[:g.n]
+			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
+				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
+			}
+			from := len(a)
+			var err error
+			if a, err = decodePart(a, b, uint64(i)); err != nil {
+				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
+			}
+			countDigits(c, a[from:]) // while in the cache
+		}
+		countDigits(c, cur)
+		srcs = [][]Wide{a, cur}
+	} else {
+		srcs = append(p.blocks, cur)
+		for _, src := range srcs {
+			countDigits(c, src)
+		}
+	}
+	it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
+	*p, s.cur[i] = partition{}, nil // its entries are in it.a or it.b now
+	return nil
+}
+
+// countDigits counts the entries of es by the two digits PartIterator.sort
+// sorts on: the key's bits 32–43 and 44–55.
+func countDigits(c *[2][1 << 12]int, es []Wide) {
+	for _, e := range es {
+		c[0][e.Key>>32&0xfff]++
+		c[1][e.Key>>44&0xfff]++
+	}
+}
+
+// sort sorts the n entries of srcs, in order, counted in it.count
+// (countDigits), by key, then document, using a and b (each n long), and
+// returns them sorted (in a or b). A stable LSD radix sort on the key's
+// bits 32–43, then 44–55 (bits 56–63 are the range's, the same in all),
+// skipping a digit equal in every entry; then each run of entries equal in
+// the high 32 bits, in the order added, is sorted by key, then document.
+func (it *PartIterator) sort(srcs [][]Wide, n int, a, b []Wide) []Wide {
+	c0, c1 := &it.count[0], &it.count[1]
+	var first Wide
+	for _, src := range srcs {
+		if len(src) > 0 {
+			first = src[0]
+			break
+		}
+	}
+	dst := b
+	if c0[first.Key>>32&0xfff] == n {
+		// One digit: the entries in order.
+		at := 0
+		for _, src := range srcs {
+			at += copy(dst[at:], src)
+		}
+	} else {
+		prefix(c0)
+		for _, src := range srcs {
+			for _, e := range src {
+				d := e.Key >> 32 & 0xfff
+				dst[c0[d]] = e
+				c0[d]++
+			}
+		}
+	}
+	out := dst
+	if c1[first.Key>>44&0xfff] != n {
+		prefix(c1)
+		for _, e := range dst {
+			d := e.Key >> 44 & 0xfff
+			a[c1[d]] = e
+			c1[d]++
+		}
+		out = a
+	}
+	for i := 0; i < len(out); {
+		hi := out[i].Key >> 32
+		j := i + 1
+		for j < len(out) && out[j].Key>>32 == hi {
+			j++
+		}
+		switch {
+		case j-i == 2:
+			if compareWide(out[i], out[i+1]) > 0 {
+				out[i], out[i+1] = out[i+1], out[i]
+			}
+		case j-i > 2:
+			slices.SortFunc(out[i:j], compareWide)
+		}
+		i = j
+	}
+	return out
+}
+
+// prefix turns counts into the positions where each digit's entries start.
+func prefix(c *[1 << 12]int) {
+	pos := 0
+	for d, n := range c {
+		c[d] = pos
+		pos += n
+	}
+}
+
+// fallback sorts range i, too large for the reading share, through a
+// WideSorter holding the whole share.
+func (it *PartIterator) fallback(i int) error {
+	s, p := it.s, &it.s.parts[i]
+	it.fallbacks++
+	it.reserve(s.sortMem)
+	it.a, it.b, it.rbuf = nil, nil, nil // the WideSorter takes the whole share
+	w := NewWide(s.dir, s.prefix+"-part", int(s.sortMem/40))
+	words := make([]uint64, 0, 2*partMaxBlock)
+	add := func(es []Wide) error {
+		for len(es) > 0 {
+			m := min(len(es), partMaxBlock)
+			words = words[:0]
+			for _, e := range es[:m] {
+				words = append(words, e.Key, uint64(e.Doc))
+			}
+			if err := w.Add(words...); err != nil {
+				return err
+			}
+			es = es[m:]
+		}
+		return nil
+	}
+	err := func() error {
+		rbuf := make([]byte, s.maxSeg)
+		var es []Wide
+		for _, g := range p.segs {
+			b := rbuf[:g.n]
+			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
+				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
+			}
+			var err error
+			if es, err = decodePart(es[:0], b, uint64(i)); err != nil {
+				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
+			}
+			if err := add(es); err != nil {
+				return err
+			}
+		}
+		for _, b := range append(p.blocks, s.cur[i]) {
+			if err := add(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	}()
+	*p, s.cur[i] = partition{}, nil
+	if err != nil {
+		w.Close()
+		return err
+	}
+	it.fb, err = w.Iter()
+	return err
+}
+
+// Last returns the entry Next returned last (the zero Wide before the
+// first).
+func (it *PartIterator) Last() Wide { return it.last }
+
+// Err returns the first error met while reading.
+func (it *PartIterator) Err() error { return it.err }
+
+// Close releases the iterator's buffers and its share of the budget.
+func (it *PartIterator) Close() error {
+	var err error
+	if it.fb != nil {
+		err = it.fb.Close()
+		it.fb = nil
+	}
+	it.release()
+	it.cur = nil
+	return err
+}

@@ -1,0 +1,365 @@
+package extsort
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// partInput returns n random entries shaped as the shape says, in the
+// order they are added.
+func partInput(r *rand.Rand, n int, shape string) []Wide {
+	var in []Wide
+	for i := range n {
+		e := Wide{Key: r.Uint64(), Doc: uint32(i / 16)}
+		switch shape {
+		case "docs-shuffled":
+			e.Doc = uint32(r.IntN(1 << 20))
+		case "few-ranges": // keys in 3 ranges only: the others empty
+			e.Key = e.Key&^(0xff<<56) | uint64([]int{0, 7, 255}[r.IntN(3)])<<56
+		case "one-range": // every key in one range
+			e.Key = e.Key&^(0xff<<56) | 0x42<<56
+		case "one-key": // a key shared by most entries
+			if r.IntN(8) != 0 {
+				e.Key = 0x4200_1234_0000_0000
+			}
+		case "big-docs": // documents far apart, near the 32-bit limit
+			e.Doc = uint32(1<<32 - 1 - (n-i)*12345)
+		}
+		if len(in) > 0 && shape != "one-key" {
+			switch i % 11 {
+			case 0: // a duplicate
+				e = in[r.IntN(len(in))]
+			case 3: // same high 32 bits, other low bits
+				e.Key = in[r.IntN(len(in))].Key&^(1<<32-1) | uint64(r.Uint32())
+			case 5: // same key, another document
+				e.Key = in[r.IntN(len(in))].Key
+			}
+		}
+		in = append(in, e)
+	}
+	return in
+}
+
+// readParts reads s's ranges split into k consecutive pieces, each on a
+// goroutine of its own, and returns their entries concatenated in order,
+// and how many ranges fell back to an external sort.
+func readParts(t *testing.T, s *Partitioned, k int) ([]Wide, int) {
+	t.Helper()
+	got := make([][]Wide, k)
+	errs := make([]error, k)
+	fb := make([]int, k)
+	var wg sync.WaitGroup
+	for j := range k {
+		wg.Go(func() {
+			it := s.Range(j*Partitions/k, (j+1)*Partitions/k)
+			for e, ok := it.Next(); ok; e, ok = it.Next() {
+				if it.Last() != e {
+					errs[j] = fmt.Errorf("Last %v after Next %v", it.Last(), e)
+				}
+				got[j] = append(got[j], e)
+			}
+			if errs[j] == nil {
+				errs[j] = it.Err()
+			}
+			if err := it.Close(); errs[j] == nil {
+				errs[j] = err
+			}
+			fb[j] = it.fallbacks
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	var all []Wide
+	n := 0
+	for j := range k {
+		all = append(all, got[j]...)
+		n += fb[j]
+	}
+	return all, n
+}
+
+// TestPartitionedMatchesSort: whatever the budget (all in memory, some
+// ranges spilled, every range spilled, ranges too large to sort in memory)
+// and the shape of the keys (empty ranges, one range, one key shared by
+// most entries, documents out of order), the ranges read in order, by one
+// goroutine or by several side by side, yield what slices.SortFunc gives.
+func TestPartitionedMatchesSort(t *testing.T) {
+	for _, shape := range []string{"random", "docs-shuffled", "few-ranges", "one-range", "one-key", "big-docs"} {
+		for _, tc := range []struct {
+			n      int
+			budget int64
+		}{{0, 1 << 20}, {1, 1 << 20}, {1000, 1 << 20}, {60_000, 1 << 20}, {300_000, 1 << 20}, {300_000, 3 << 20}, {300_000, 1 << 30}} {
+			t.Run(fmt.Sprintf("%s/n=%d/budget=%d", shape, tc.n, tc.budget), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(tc.n), uint64(tc.budget)))
+				in := partInput(r, tc.n, shape)
+				dir := t.TempDir()
+				s := NewPartitioned(dir, "test", tc.budget)
+				for i := 0; i < len(in); {
+					// Batches of varying size, as the sign stage's.
+					m := min(len(in)-i, 1+r.IntN(5000))
+					var words []uint64
+					for _, e := range in[i : i+m] {
+						words = append(words, e.Key, uint64(e.Doc))
+					}
+					if err := s.Add(words...); err != nil {
+						t.Fatal(err)
+					}
+					i += m
+				}
+				want := slices.Clone(in)
+				slices.SortFunc(want, compareWide)
+				if s.Len() != int64(tc.n) {
+					t.Errorf("Len %d, want %d", s.Len(), tc.n)
+				}
+				fits := int64(16*tc.n) < tc.budget/2
+				if fits != (s.Runs() == 0) || (s.Runs() == 0) != (s.SpilledBytes() == 0) {
+					t.Errorf("%d ranges spilled, %d bytes, for %d entries within %d bytes", s.Runs(), s.SpilledBytes(), tc.n, tc.budget)
+				}
+				wantFB := false
+				for i, p := range s.parts {
+					rb := 0
+					if p.spill {
+						rb = s.maxSeg
+					}
+					wantFB = wantFB || int64(32*(p.n+len(s.cur[i]))+rb) > s.sortMem
+				}
+				k := 1 + r.IntN(8)
+				got, fb := readParts(t, s, k)
+				if !slices.Equal(got, want) {
+					i := 0
+					for i < min(len(got), len(want)) && got[i] == want[i] {
+						i++
+					}
+					t.Fatalf("%d pieces: got %d entries, want %d; first difference at %d", k, len(got), len(want), i)
+				}
+				if skewed := shape == "one-range" || shape == "one-key"; skewed && tc.n == 300_000 && tc.budget < 1<<30 && !wantFB {
+					t.Error("no range too large to sort in memory")
+				}
+				if (fb > 0) != wantFB {
+					t.Errorf("%d ranges fell back to an external sort; want some: %v", fb, wantFB)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				if left, _ := os.ReadDir(dir); len(left) != 0 {
+					t.Errorf("%d files left after Close", len(left))
+				}
+			})
+		}
+	}
+}
+
+// TestPartitionedReadAgain: a store whose iterators are closed early, one
+// range read and the rest left, still removes its file on Close.
+func TestPartitionedCloseEarly(t *testing.T) {
+	dir := t.TempDir()
+	s := NewPartitioned(dir, "test", 1<<20)
+	in := partInput(rand.New(rand.NewPCG(1, 2)), 200_000, "random")
+	for _, e := range in {
+		if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	it := s.Range(10, 20)
+	if _, ok := it.Next(); !ok {
+		t.Fatal(it.Err())
+	}
+	if err := it.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// What it held is back: an iterator of the whole reading share can
+	// start.
+	it = s.Range(0, 5)
+	it.reserve(s.sortMem)
+	it.Close()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files left after Close", len(left))
+	}
+}
+
+// TestPartEncoding: entries encoded in a segment decode to themselves;
+// a segment cut anywhere inside an entry, or holding a document past 32
+// bits, is an error, never a panic or a wrong entry.
+func TestPartEncoding(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, shape := range []string{"random", "docs-shuffled", "big-docs"} {
+		in := partInput(r, 5000, shape)
+		for i := range in {
+			in[i].Key = in[i].Key&^(0xff<<56) | 0x9c<<56
+		}
+		ends := map[int]bool{0: true}
+		for i := range in[:2000] {
+			ends[len(appendPart(nil, in[:i+1]))] = true
+		}
+		b := appendPart(nil, in)
+		got, err := decodePart(nil, b, 0x9c)
+		if err != nil || !slices.Equal(got, in) {
+			t.Fatalf("%s: decoded %d entries (%v), want %d", shape, len(got), err, len(in))
+		}
+		for cut := range min(len(b), 3000) {
+			_, err := decodePart(nil, b[:cut], 0x9c)
+			if ends[cut] != (err == nil) {
+				t.Fatalf("%s: cut at %d: %v", shape, cut, err)
+			}
+			if err != nil && !errors.Is(err, errRunCut) {
+				t.Fatalf("%s: cut at %d: %v, want errRunCut", shape, cut, err)
+			}
+		}
+	}
+	// A document below 0 or past 32 bits.
+	for _, delta := range []int64{-1, 1 << 32} {
+		b := appendZigzag(make([]byte, 7), delta)
+		if _, err := decodePart(nil, b, 0); !errors.Is(err, errRunVarint) {
+			t.Errorf("delta %d: %v, want errRunVarint", delta, err)
+		}
+	}
+}
+
+func appendZigzag(b []byte, delta int64) []byte {
+	z := uint64(delta<<1 ^ delta>>63)
+	for z >= 0x80 {
+		b = append(b, byte(z)|0x80)
+		z >>= 7
+	}
+	return append(b, byte(z))
+}
+
+// FuzzDecodePart: any bytes decode to entries of the range or an error;
+// the entries decoded re-encode to the same bytes.
+func FuzzDecodePart(f *testing.F) {
+	in := partInput(rand.New(rand.NewPCG(5, 6)), 20, "random")
+	for i := range in {
+		in[i].Key &^= 0xff << 56
+	}
+	b := appendPart(nil, in)
+	f.Add(b, uint8(0))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 0x80}, uint8(3))
+	f.Fuzz(func(t *testing.T, b []byte, top uint8) {
+		es, err := decodePart(nil, b, uint64(top))
+		if err != nil {
+			return
+		}
+		for _, e := range es {
+			if e.Key>>56 != uint64(top) {
+				t.Fatalf("key %x outside range %x", e.Key, top)
+			}
+		}
+		re := appendPart(nil, es)
+		// Uvarints may have redundant high zero groups; entries must agree.
+		back, err := decodePart(nil, re, uint64(top))
+		if err != nil || !slices.Equal(back, es) {
+			t.Fatalf("re-encoded entries differ: %v", err)
+		}
+	})
+}
+
+// BenchmarkEntryStore adds 2^22 band-key entries (16 a document, random
+// keys) and reads them back sorted, through a WideSorter (sorted chunks,
+// runs, a k-way merge) and a Partitioned store (key ranges, each sorted
+// when read), with the same memory: spilling (2^19 entries a WideSorter
+// run, 7 runs spilled; the same 16 MiB for Partitioned) and not (1 GiB).
+// The whole cost, adding included; SetBytes counts 8 bytes an entry, as
+// BenchmarkWideAdd does. cpu-ns/op is the process's user + sys time,
+// background sorting included.
+func BenchmarkEntryStore(b *testing.B) {
+	const n = 1 << 22
+	words := wideWords(n)
+	for _, mem := range []struct {
+		name  string
+		limit int // WideSorter's limit: it holds 2·limit entries
+	}{{"spill", n / 8}, {"fits", 1 << 25}} {
+		for _, store := range []string{"wide", "partitioned"} {
+			b.Run(fmt.Sprintf("mem=%s/store=%s", mem.name, store), func(b *testing.B) {
+				b.SetBytes(8 * n)
+				b.ReportAllocs()
+				defer reportCPU(b, cpuTime(b))
+				for b.Loop() {
+					var sum uint64
+					if store == "wide" {
+						s := NewWide(b.TempDir(), "bench", mem.limit)
+						for i := 0; i < len(words); i += 1 << 12 {
+							if err := s.Add(words[i:min(i+1<<12, len(words))]...); err != nil {
+								b.Fatal(err)
+							}
+						}
+						it, err := s.Iter()
+						if err != nil {
+							b.Fatal(err)
+						}
+						for e, ok := it.Next(); ok; e, ok = it.Next() {
+							sum += e.Key
+						}
+						if err := it.Close(); err != nil {
+							b.Fatal(err)
+						}
+					} else {
+						s := NewPartitioned(b.TempDir(), "bench", int64(32*mem.limit))
+						for i := 0; i < len(words); i += 1 << 12 {
+							if err := s.Add(words[i:min(i+1<<12, len(words))]...); err != nil {
+								b.Fatal(err)
+							}
+						}
+						it := s.Range(0, Partitions)
+						for e, ok := it.Next(); ok; e, ok = it.Next() {
+							sum += e.Key
+						}
+						if err := it.Err(); err != nil {
+							b.Fatal(err)
+						}
+						it.Close()
+						if err := s.Close(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					sink += sum
+				}
+			})
+		}
+	}
+}
+
+// TestPartitionedRangesSideBySide: eight iterators read a spilled store's
+// ranges at once, within a reading share that holds about two ranges, one
+// range too large for it (it waits for the whole share): each yields its
+// ranges sorted, and they add up to the sorted input. For -race.
+func TestPartitionedRangesSideBySide(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	in := partInput(r, 150_000, "random")
+	for i := range in[:20_000] { // range 0x42 too large to sort in memory
+		in[i].Key = in[i].Key&^(0xff<<56) | 0x42<<56
+	}
+	s := NewPartitioned(t.TempDir(), "test", 1<<20)
+	for _, e := range in {
+		if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	want := slices.Clone(in)
+	slices.SortFunc(want, compareWide)
+	got, fb := readParts(t, s, 8)
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %d entries, not those of slices.SortFunc (%d)", len(got), len(want))
+	}
+	if fb != 1 {
+		t.Errorf("%d ranges fell back to an external sort, want 1", fb)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
