@@ -175,7 +175,7 @@ func CopyKept(ctx context.Context, dst io.Writer, inputs []string, opts *Options
 	if err != nil {
 		return 0, err
 	}
-	want, last := keep.Len(), keep.Last()
+	want := keep.Len()
 	if want == 0 {
 		return 0, nil
 	}
@@ -189,31 +189,8 @@ func CopyKept(ctx context.Context, dst io.Writer, inputs []string, opts *Options
 	} else if isWARC {
 		return copyKeptWARC(ctx, dst, r, keep)
 	}
-	var b Batch
-	done := false
-	for !done {
-		if err := ctx.Err(); err != nil {
-			return w.Count(), err
-		}
-		err := r.Next(&b)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return w.Count(), err
-		}
-		for i := range b.Records {
-			rec := &b.Records[i]
-			if rec.Index > last {
-				done = true
-				break
-			}
-			if keep.Contains(rec.Index) {
-				if err := w.Write(rec); err != nil {
-					return w.Count(), err
-				}
-			}
-		}
+	if err := copyKeptLines(ctx, w, r, keep); err != nil {
+		return w.Count(), err
 	}
 	if err := w.Flush(); err != nil {
 		return w.Count(), err

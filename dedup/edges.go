@@ -115,7 +115,8 @@ func (s *edgeStore) seal() error {
 // errStopEdges ends a pass early (a consumer that stopped reading).
 var errStopEdges = errors.New("dedup: edge pass stopped")
 
-// each calls fn with every edge, in (a, b) order (after seal).
+// each calls fn with every edge, in (a, b) order (after seal). Passes may
+// run concurrently.
 func (s *edgeStore) each(fn func(edge) error) error {
 	if s.file == nil {
 		for _, e := range s.mem {
@@ -125,10 +126,9 @@ func (s *edgeStore) each(fn func(edge) error) error {
 		}
 		return nil
 	}
-	if _, err := s.file.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("dedup: verified pairs: %w", err)
-	}
-	rd := bufio.NewReaderSize(s.file, 1<<20)
+	// Read at offsets, not from the file's position: passes may run at
+	// once (pairs.tsv and the HTML report's samples, in the write stage).
+	rd := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, s.n*edgeRecordBytes), 1<<20)
 	var buf [edgeRecordBytes]byte
 	for range s.n {
 		if _, err := io.ReadFull(rd, buf[:]); err != nil {

@@ -2,15 +2,20 @@ package dedup
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/jobspec"
+	"golang.org/x/sync/errgroup"
 )
 
 // hubCorpus is a corpus with hubs, as web crawls have: a page repeated 300
@@ -118,5 +123,58 @@ func TestVerifiedPairsSpill(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestEdgeStoreConcurrentPasses checks that passes over spilled edges may
+// run at once (pairs.tsv and the HTML report's samples are taken together
+// in the write stage): each of four concurrent passes sees every edge once,
+// in (a, b) order. Passes that shared the file's position (before) read
+// each other's records.
+func TestEdgeStoreConcurrentPasses(t *testing.T) {
+	s := newEdgeStore(t.TempDir(), 64*extsort.RecordBytes) // spills
+	defer s.close()
+	rng := rand.New(rand.NewPCG(3, 4))
+	const n = 50_000
+	var want []edge
+	seen := map[[2]uint32]bool{}
+	for len(want) < n {
+		a, b := rng.Uint32N(1<<20), rng.Uint32N(1<<20)
+		if a >= b || seen[[2]uint32{a, b}] {
+			continue
+		}
+		seen[[2]uint32{a, b}] = true
+		e := edge{a: a, b: b, Verdict: jobspec.Verdict{Est: rng.Float64(), Exact: rng.Float64()}}
+		want = append(want, e)
+		if err := s.add(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.seal(); err != nil {
+		t.Fatal(err)
+	}
+	if s.file == nil {
+		t.Fatal("the edges did not spill")
+	}
+	slices.SortFunc(want, func(x, y edge) int { return cmp.Or(cmp.Compare(x.a, y.a), cmp.Compare(x.b, y.b)) })
+	var g errgroup.Group
+	for range 4 {
+		g.Go(func() error {
+			i := 0
+			err := s.each(func(e edge) error {
+				if i >= len(want) || e != want[i] {
+					return fmt.Errorf("edge %d: got %+v", i, e)
+				}
+				i++
+				return nil
+			})
+			if err == nil && i != len(want) {
+				err = fmt.Errorf("%d edges, want %d", i, len(want))
+			}
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		t.Fatal(err)
 	}
 }

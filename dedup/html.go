@@ -104,11 +104,14 @@ func (r *run) writeHTML(ctx context.Context, path string) error {
 	if g := rep.Golden; g != nil {
 		d.Golden = goldenView(g)
 	}
-	samples, err := r.sampleClusters(ctx)
-	if err != nil {
-		return err
+	if !r.sampled { // sampled in the write stage
+		var err error
+		if r.samples, err = r.sampleClusters(ctx); err != nil {
+			return err
+		}
+		r.sampled = true
 	}
-	d.Samples = samples
+	d.Samples = r.samples
 	d.SamplesNote = "The largest cluster and the clusters holding the least similar verified pairs; for each, its least similar pair."
 	return r.out.write(path, func(w *bufio.Writer) error { return htmlreport.Write(w, d) })
 }

@@ -121,7 +121,8 @@ func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.At
 // write writes pairs.tsv, clusters.jsonl and kept.jsonl under temporary
 // names (r.out commits them with the reports): kept.jsonl, a copy of most
 // of the input, on a goroutine of its own (and through O_DIRECT, see
-// direct.go) while pairs.tsv and then clusters.jsonl are written.
+// direct.go) while pairs.tsv and then clusters.jsonl are written, and the
+// HTML report's samples taken.
 func (r *run) write(ctx context.Context, outDir string) error {
 	pairsPath, clustersPath, keptPath := filepath.Join(outDir, PairsFile), filepath.Join(outDir, ClustersFile), filepath.Join(outDir, r.keptName)
 	pf, err := r.out.create(pairsPath)
@@ -152,6 +153,14 @@ func (r *run) write(ctx context.Context, outDir string) error {
 			return err
 		}
 		return fill(clustersPath, cf, r.writeClusters)
+	})
+	// The HTML report's samples (a pass over the pairs, and the texts of
+	// a few documents read again) need only the clusters: taken here,
+	// beside the outputs, rather than alone after the stage.
+	g.Go(func() (err error) {
+		r.samples, err = r.sampleClusters(gctx)
+		r.sampled = err == nil
+		return err
 	})
 	return g.Wait()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/neardup/neardup/internal/docstore"
 	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/extsort"
+	"github.com/neardup/neardup/internal/htmlreport"
 	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/internal/sketch"
@@ -72,6 +73,8 @@ type run struct {
 	edges   *edgeStore         // verified pairs, in (a, b) order once verified
 	tally   *edgeTally         // what the report needs of them, per document
 	result  *cluster.Result
+	samples []htmlreport.Sample // the HTML report's sampled clusters, once sampled
+	sampled bool
 }
 
 // Run deduplicates the documents of inputs ("-" is standard input) and
