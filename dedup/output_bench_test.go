@@ -50,29 +50,20 @@ func BenchmarkCopyKept(b *testing.B) {
 			b.SetBytes(size)
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				name := filepath.Join(dir, "kept")
-				f, err := os.Create(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				direct, _ := openDirect(name)
-				w := newDirectWriter(f, direct, directBufSize)
-				if way == "record" {
-					err = copyKeptByRecord(w, in, opts, keep)
-				} else {
-					_, err = corpus.CopyKept(context.Background(), w, []string{in}, opts, keep)
-				}
-				if cerr := w.close(); err == nil {
-					err = cerr
-				}
-				if err == nil {
-					err = f.Sync()
-				}
-				f.Close()
-				os.Remove(name)
-				if err != nil {
-					b.Fatal(err)
-				}
+				writeBenchFile(b, filepath.Join(dir, "kept"), func(f *os.File, name string) error {
+					direct, _ := openDirect(name)
+					w := newDirectWriter(f, direct, directBufSize)
+					var err error
+					if way == "record" {
+						err = copyKeptByRecord(w, in, opts, keep)
+					} else {
+						_, err = corpus.CopyKept(context.Background(), w, []string{in}, opts, keep)
+					}
+					if cerr := w.close(); err == nil {
+						err = cerr
+					}
+					return err
+				})
 			}
 			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 		})

@@ -100,35 +100,42 @@ func BenchmarkKeptWrite(b *testing.B) {
 			b.SetBytes(total)
 			cpu0 := cputime.Process()
 			for b.Loop() {
-				name := filepath.Join(dir, "kept")
-				f, err := os.Create(name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if way == "buffered" {
-					w := bufio.NewWriterSize(f, 1<<20)
-					for range total / piece {
-						w.Write(data)
+				writeBenchFile(b, filepath.Join(dir, "kept"), func(f *os.File, name string) error {
+					if way == "buffered" {
+						w := bufio.NewWriterSize(f, 1<<20)
+						for range total / piece {
+							w.Write(data)
+						}
+						return w.Flush()
 					}
-					err = w.Flush()
-				} else {
 					direct, _ := openDirect(name)
 					w := newDirectWriter(f, direct, directBufSize)
 					for range total / piece {
 						w.Write(data)
 					}
-					err = w.close()
-				}
-				if err == nil {
-					err = f.Sync()
-				}
-				f.Close()
-				os.Remove(name)
-				if err != nil {
-					b.Fatal(err)
-				}
+					return w.close()
+				})
 			}
 			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 		})
+	}
+}
+
+// writeBenchFile creates the file name, has write fill it, syncs, closes and
+// removes it, and fails b on the first error: one iteration of a benchmark
+// of an output's write.
+func writeBenchFile(b *testing.B, name string, write func(f *os.File, name string) error) {
+	f, err := os.Create(name)
+	if err != nil {
+		b.Fatal(err)
+	}
+	err = write(f, name)
+	if err == nil {
+		err = f.Sync()
+	}
+	f.Close()
+	os.Remove(name)
+	if err != nil {
+		b.Fatal(err)
 	}
 }
