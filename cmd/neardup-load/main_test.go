@@ -53,7 +53,10 @@ func TestSmoke(t *testing.T) {
 		if p.Errors != 0 {
 			t.Errorf("%s: %d errors; want 0", p.Name, p.Errors)
 		}
-		if p.Requests < 50 || p.PerSecond <= 0 || p.P50ms <= 0 || p.P99ms < p.P50ms {
+		// How many requests a 1 s phase completes depends on the machine
+		// and its load (an open-loop client behind its schedule stops at
+		// the deadline): some, not a number.
+		if p.Requests < 10 || p.PerSecond <= 0 || p.P50ms <= 0 || p.P99ms < p.P50ms {
 			t.Errorf("%s: %+v; want requests, a rate and ordered latencies", p.Name, p)
 		}
 		// Half of the checks and a fifth of the inserts are near copies of
@@ -61,8 +64,27 @@ func TestSmoke(t *testing.T) {
 		if p.Duplicates == 0 || p.Duplicates == p.Requests {
 			t.Errorf("%s: %d duplicates in %d requests; want some, not all", p.Name, p.Duplicates, p.Requests)
 		}
-		if strings.Contains(p.Name, "@") && p.Requests < 100 {
-			t.Errorf("%s: %d requests in a paced 1 s phase; want about %s", p.Name, p.Requests, p.Name[strings.Index(p.Name, "@")+1:])
+		// A paced phase never runs ahead of its schedule: each client sends
+		// at most ⌈rate·duration/clients⌉ requests, due in [start, deadline),
+		// so at most rate·duration + clients in all, however fast the
+		// machine (a client that did not wait would send far more: the
+		// check phase's maximum is thousands a second).
+		// Nor far behind it, unless the machine is: it reaches a quarter of
+		// its schedule or of what the same requests reached unpaced (the
+		// (max) phase beside it), whichever is less.
+		if rate := map[string]float64{"check @400/s": c.checkRate, "insert @200/s": c.insertRate}[p.Name]; rate > 0 {
+			if limit := int64(rate*c.duration.Seconds()) + int64(c.clients); p.Requests > limit {
+				t.Errorf("%s: %d requests in a paced %v phase; want at most %d", p.Name, p.Requests, c.duration, limit)
+			}
+			var unpaced float64
+			for _, q := range res.Phases {
+				if q.Name == p.Name[:strings.Index(p.Name, " ")]+" (max)" {
+					unpaced = q.PerSecond
+				}
+			}
+			if least := min(rate, unpaced) * c.duration.Seconds() / 4; float64(p.Requests) < least {
+				t.Errorf("%s: %d requests in a paced %v phase (%.0f/s unpaced); want at least %.0f", p.Name, p.Requests, c.duration, unpaced, least)
+			}
 		}
 	}
 }
