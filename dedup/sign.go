@@ -30,6 +30,7 @@ type signed struct {
 	status  []uint8
 	ids     []byte
 	idEnd   []int
+	idHash  []uint64 // per document: dupid.Hash of its id, for the check of repeated ids
 	length  []int64
 	keep    []float64
 	hasKeep []bool
@@ -79,6 +80,7 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 		out.texts = nil
 	}
 	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
+	out.idHash = out.idHash[:0]
 	clear(out.file) // the file names of earlier batches
 	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
@@ -119,6 +121,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
+	out.idHash = append(out.idHash, dupid.Hash(doc.ID))
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
@@ -181,6 +184,7 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.status = append(out.status, docBad)
 	out.idEnd = append(out.idEnd, len(out.ids))
+	out.idHash = append(out.idHash, 0)
 	out.length = append(out.length, 0)
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
@@ -201,7 +205,10 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 // business; only the inputs' ids name the outputs' records.
 func (r *run) sign(ctx context.Context) error {
 	var err error
-	r.ids, err = dupid.New(&dupid.Options{Memory: r.opts.Memory / 16, TempDir: r.tmp})
+	// The ids are in the document table: the check keeps only their
+	// hashes and positions.
+	r.ids, err = dupid.New(&dupid.Options{Memory: idCheckMemory(r.opts.Memory), TempDir: r.tmp,
+		IDAt: func(i int64) []byte { return r.docs.id(uint32(len(r.docs.pre)) + uint32(i)) }})
 	if err != nil {
 		return err
 	}
@@ -332,6 +339,10 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 	return parse, reader.Stats(), hash, dr, nil
 }
 
+// idCheckMemory is the check of repeated ids' share of the budget (a
+// variable for tests that make it spill).
+var idCheckMemory = func(memory int64) int64 { return memory / 16 }
+
 // checkIDs finds the ids that repeat an earlier document's. Without SkipBad
 // the first such document fails the run, with an error naming its file and
 // line and those of the first occurrence; under SkipBad each is made a bad
@@ -415,7 +426,7 @@ func (r *run) collect(s *signed) error {
 		st := s.status[j]
 		if st != docBad {
 			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
-			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
+			if err := r.ids.AddHash(s.idHash[j], s.ids[id0:s.idEnd[j]], pos); err != nil {
 				return err
 			}
 		}
