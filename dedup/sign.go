@@ -237,15 +237,24 @@ func (r *run) sign(ctx context.Context) error {
 	if err := r.finishSign(); err != nil {
 		return err
 	}
+	// The check of repeated ids reads only the ids, the exact pass's
+	// finish only its own table: they run side by side, and the repeats
+	// are made bad once both are done (a copy whose id repeats is bad).
+	idErr := make(chan error, 1)
+	go func() { idErr <- r.checkIDs() }()
 	if r.exact != nil {
 		// Copies are numbered as in band-key entries, after the
 		// reference documents.
-		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy }); err != nil {
-			return err
-		}
+		err = r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy })
 	}
-	if err := r.checkIDs(); err != nil {
+	if ierr := <-idErr; err == nil {
+		err = ierr
+	}
+	if err != nil {
 		return err
+	}
+	for _, d := range r.droppedDocs {
+		r.docs.status[d] = docBad
 	}
 	if r.exact != nil && r.dropped > 0 {
 		if err := r.exact.dropBad(r.docs.status, r.ref.n, r.docs.id); err != nil {
@@ -345,9 +354,11 @@ var idCheckMemory = func(memory int64) int64 { return memory / 16 }
 
 // checkIDs finds the ids that repeat an earlier document's. Without SkipBad
 // the first such document fails the run, with an error naming its file and
-// line and those of the first occurrence; under SkipBad each is made a bad
-// document (listed in the bad-record list), which candidates leaves out
-// and the outputs do not hold.
+// line and those of the first occurrence; under SkipBad each is listed in
+// r.droppedDocs (ascending) and the bad-record list, and the caller makes
+// it a bad document, which candidates leaves out and the outputs do not
+// hold. It reads the document table's ids, and writes nothing else the
+// exact pass's finish, which runs beside it, reads or writes.
 func (r *run) checkIDs() error {
 	if !r.opts.Corpus.SkipBad {
 		dup, err := r.ids.First()
@@ -360,7 +371,6 @@ func (r *run) checkIDs() error {
 		return nil
 	}
 	return r.ids.All(func(dup *dupid.Duplicate) error {
-		r.docs.status[dup.Second.Index] = docBad
 		r.dropped++
 		r.droppedDocs = append(r.droppedDocs, dup.Second.Index)
 		if r.bad != nil {
