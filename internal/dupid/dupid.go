@@ -291,7 +291,10 @@ func (d *Detector) flushRun() error {
 // Len returns the number of ids added.
 func (d *Detector) Len() int64 { return d.n }
 
-// SpilledBytes returns the bytes written to temporary files so far.
+// SpilledBytes returns the bytes written to temporary files so far: while
+// adding, perhaps not yet those of the last few thousand ids (their hashes
+// are placed on a goroutine of the Detector's own); all of them once First
+// or All has returned.
 func (d *Detector) SpilledBytes() int64 { return d.hashes.spilledBytes() + d.recs.written }
 
 // decode reads a log record written by Add.

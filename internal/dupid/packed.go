@@ -2,6 +2,7 @@ package dupid
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/radix"
@@ -28,39 +29,122 @@ const (
 // copies of one id), every value goes to an extsort.Sorter holding a
 // quarter of the limit, which spills sorted runs. Its output, the sorted
 // multiset of the values added, does not depend on which way it took.
+//
+// add only appends to a block of feedBlock values: the scattering, whose
+// writes into 256 places miss the cache of a caller busy with other work,
+// runs on a goroutine of its own, started at the first full block and
+// stopped by iter or close.
 type packedStore struct {
 	dir, prefix string
 	limit       int64 // values held in buckets at most
-	buckets     [packedBuckets][][]uint64
-	held        int64
-	sorter      *extsort.Sorter // past the limit: every value
 	count       int64
+
+	// The caller's side.
+	blk  []uint64 // values added since the last block handed over
+	work chan []uint64
+	free chan []uint64
+	done chan struct{}
+
+	// The scattering goroutine's side (the caller's once done is closed).
+	full    [packedBuckets][][]uint64 // each bucket's full blocks
+	cur     [packedBuckets][]uint64   // each bucket's block being filled
+	held    int64
+	sorter  *extsort.Sorter // past the limit: every value
+	err     error
+	failed  atomic.Bool
+	spilled atomic.Int64
 }
+
+// feedBlock is the size in values of the blocks add hands to the
+// scattering goroutine, and feedDepth how many may wait for it.
+const (
+	feedBlock = 1 << 12
+	feedDepth = 4
+)
 
 func newPackedStore(dir, prefix string, limit int64) *packedStore {
 	return &packedStore{dir: dir, prefix: prefix, limit: max(limit, 1024)}
 }
 
-// add adds one value. It may spill.
+// add adds one value. It returns the error of an earlier spill, if any.
 func (s *packedStore) add(v uint64) error {
 	s.count++
-	if s.sorter != nil {
-		return s.sorter.Add(v)
+	s.blk = append(s.blk, v)
+	if len(s.blk) < feedBlock {
+		return nil
 	}
-	b := &s.buckets[v>>56]
-	n := len(*b)
-	if n == 0 || len((*b)[n-1]) == cap((*b)[n-1]) {
-		size := packedMinBlock
-		if n > 0 {
-			size = min(2*cap((*b)[n-1]), packedMaxBlock)
+	if s.failed.Load() {
+		return s.finish()
+	}
+	if s.work == nil {
+		s.work, s.free, s.done = make(chan []uint64, feedDepth), make(chan []uint64, feedDepth+2), make(chan struct{})
+		go s.scatter()
+	}
+	s.work <- s.blk
+	select {
+	case s.blk = <-s.free:
+	default:
+		s.blk = make([]uint64, 0, feedBlock)
+	}
+	return nil
+}
+
+// scatter places the blocks handed over, then gives them back.
+func (s *packedStore) scatter() {
+	defer close(s.done)
+	for blk := range s.work {
+		if s.err == nil {
+			if s.err = s.place(blk); s.err != nil {
+				s.failed.Store(true)
+			}
 		}
-		*b = append(*b, make([]uint64, 0, size))
-		n++
+		select {
+		case s.free <- blk[:0]:
+		default:
+		}
 	}
-	(*b)[n-1] = append((*b)[n-1], v)
-	s.held++
-	if s.held > s.limit {
-		return s.toSorter()
+}
+
+// finish stops the scattering goroutine, places what is left and returns
+// the first error. No value may be added afterwards.
+func (s *packedStore) finish() error {
+	if s.work != nil {
+		close(s.work)
+		<-s.done
+		s.work = nil
+	}
+	if s.err == nil && len(s.blk) > 0 {
+		s.err = s.place(s.blk)
+	}
+	s.blk = nil
+	return s.err
+}
+
+// place scatters vs into the buckets, or adds them to the sorter.
+func (s *packedStore) place(vs []uint64) error {
+	if s.sorter != nil {
+		err := s.sorter.Add(vs...)
+		s.spilled.Store(s.sorter.SpilledBytes())
+		return err
+	}
+	for i, v := range vs {
+		c := &s.cur[v>>56]
+		if len(*c) == cap(*c) {
+			size := packedMinBlock
+			if cap(*c) > 0 {
+				size = min(2*cap(*c), packedMaxBlock)
+				s.full[v>>56] = append(s.full[v>>56], *c)
+			}
+			*c = make([]uint64, 0, size)
+		}
+		*c = append(*c, v)
+		s.held++
+		if s.held > s.limit {
+			if err := s.toSorter(); err != nil {
+				return err
+			}
+			return s.place(vs[i+1:])
+		}
 	}
 	return nil
 }
@@ -69,25 +153,24 @@ func (s *packedStore) add(v uint64) error {
 // takes every later one too, releasing each bucket once moved.
 func (s *packedStore) toSorter() error {
 	s.sorter = extsort.New(s.dir, s.prefix, int(s.limit/8))
-	for i := range s.buckets {
-		for _, blk := range s.buckets[i] {
+	defer func() { s.spilled.Store(s.sorter.SpilledBytes()) }()
+	for i := range s.full {
+		for _, blk := range s.full[i] {
 			if err := s.sorter.Add(blk...); err != nil {
 				return err
 			}
 		}
-		s.buckets[i] = nil
+		if err := s.sorter.Add(s.cur[i]...); err != nil {
+			return err
+		}
+		s.full[i], s.cur[i] = nil, nil
 	}
 	s.held = 0
 	return nil
 }
 
 // spilledBytes returns the bytes of runs written so far.
-func (s *packedStore) spilledBytes() int64 {
-	if s.sorter == nil {
-		return 0
-	}
-	return s.sorter.SpilledBytes()
-}
+func (s *packedStore) spilledBytes() int64 { return s.spilled.Load() }
 
 // packedIter yields a packedStore's values in ascending order.
 type packedIter struct {
@@ -102,11 +185,14 @@ type packedIter struct {
 // iter returns an iterator over every value added; no value may be added
 // afterwards. Close it, then the store.
 func (s *packedStore) iter() (*packedIter, error) {
+	if err := s.finish(); err != nil {
+		return nil, err
+	}
 	if s.sorter == nil {
 		var largest int64
-		for i := range s.buckets {
-			var n int64
-			for _, blk := range s.buckets[i] {
+		for i := range s.full {
+			n := int64(len(s.cur[i]))
+			for _, blk := range s.full[i] {
 				n += int64(len(blk))
 			}
 			largest = max(largest, n)
@@ -138,13 +224,14 @@ func (it *packedIter) next() (uint64, bool) {
 		if it.bucket == packedBuckets {
 			return 0, false
 		}
-		blks := it.s.buckets[it.bucket]
-		it.s.buckets[it.bucket] = nil // released once read
+		blks, cur := it.s.full[it.bucket], it.s.cur[it.bucket]
+		it.s.full[it.bucket], it.s.cur[it.bucket] = nil, nil // released once read
 		it.bucket++
 		it.a = it.a[:0]
 		for _, blk := range blks {
 			it.a = append(it.a, blk...)
 		}
+		it.a = append(it.a, cur...)
 		it.b = radix.Sort(it.a, it.b[:cap(it.b)])
 		it.cur, it.pos = it.a, 0
 	}
@@ -174,7 +261,8 @@ func (it *packedIter) close() {
 
 // close removes the runs and drops the values.
 func (s *packedStore) close() error {
-	s.buckets = [packedBuckets][][]uint64{}
+	s.finish()
+	s.full, s.cur = [packedBuckets][][]uint64{}, [packedBuckets][]uint64{}
 	if s.sorter == nil {
 		return nil
 	}
