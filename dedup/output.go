@@ -121,29 +121,20 @@ func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.At
 // startPairs starts writing pairs.tsv, under a temporary name (r.out
 // commits it with the others), on a goroutine of its own: it needs the
 // verified pairs and the documents' ids, not the clusters, so it is written
-// and flushed to the disk while they are made (the cluster stage), and the
-// write stage waits for it (waitPairs). Call it once the documents are
-// placed (r.place).
+// while they are made (the cluster stage) and the write stage waits for it
+// (waitPairs). Call it once the documents are placed (r.place).
 func (r *run) startPairs(outDir string) error {
 	path := filepath.Join(outDir, PairsFile)
 	pf, err := r.out.create(path)
 	if err != nil {
 		return err
 	}
-	f := r.out.last()
 	done := make(chan error, 1)
 	r.pairsDone = done
 	go func() {
 		var spilled int64
 		err := fill(path, pf, func(w *bufio.Writer) error { return r.writePairs(w, &spilled) })
 		r.pairsSpill = spilled
-		if err == nil {
-			// Flushed to the disk now, while the cluster stage leaves it
-			// idle, rather than by the commit after kept.jsonl.
-			if err = f.Sync(); err != nil {
-				err = fmt.Errorf("dedup: write %s: %w", path, err)
-			}
-		}
 		done <- err
 	}()
 	return nil

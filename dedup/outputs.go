@@ -33,9 +33,6 @@ func (o *outputs) create(path string) (io.Writer, error) {
 	return f, nil
 }
 
-// last returns the file create started last.
-func (o *outputs) last() *atomicfile.File { return o.files[len(o.files)-1] }
-
 // write writes the output file path through a buffer filled by fn.
 func (o *outputs) write(path string, fn func(*bufio.Writer) error) error {
 	f, err := o.create(path)
