@@ -118,53 +118,17 @@ func (r *run) starByVisit(n int, edges iter.Seq[cluster.Edge], attrs *cluster.At
 	return res, err
 }
 
-// startPairs starts writing pairs.tsv, under a temporary name (r.out
-// commits it with the others), on a goroutine of its own: it needs the
-// verified pairs and the documents' ids, not the clusters, so it is written
-// while they are made (the cluster stage) and the write stage waits for it
-// (waitPairs). Call it once the documents are placed (r.place).
-func (r *run) startPairs(outDir string) error {
-	path := filepath.Join(outDir, PairsFile)
-	pf, err := r.out.create(path)
+// write writes pairs.tsv, clusters.jsonl and kept.jsonl under temporary
+// names (r.out commits them with the reports): kept.jsonl, a copy of most
+// of the input, on a goroutine of its own (and through O_DIRECT, see
+// direct.go) while pairs.tsv and then clusters.jsonl are written, and the
+// HTML report's samples taken.
+func (r *run) write(ctx context.Context, outDir string) error {
+	pairsPath, clustersPath, keptPath := filepath.Join(outDir, PairsFile), filepath.Join(outDir, ClustersFile), filepath.Join(outDir, r.keptName)
+	pf, err := r.out.create(pairsPath)
 	if err != nil {
 		return err
 	}
-	done := make(chan error, 1)
-	r.pairsDone = done
-	go func() {
-		var spilled int64
-		err := fill(path, pf, func(w *bufio.Writer) error { return r.writePairs(w, &spilled) })
-		r.pairsSpill = spilled
-		done <- err
-	}()
-	return nil
-}
-
-// waitPairs waits for pairs.tsv (startPairs), if started, and returns its
-// error. It may be called more than once.
-func (r *run) waitPairs() error {
-	if r.pairsDone == nil {
-		return nil
-	}
-	r.pairsErr = <-r.pairsDone
-	r.pairsDone = nil
-	r.rep.Spill.EdgeBytes += r.pairsSpill
-	return r.pairsErr
-}
-
-// write writes clusters.jsonl and kept.jsonl under temporary names (r.out
-// commits them with the reports) and waits for pairs.tsv (startPairs):
-// kept.jsonl, a copy of most of the input, on a goroutine of its own (and
-// through O_DIRECT, see direct.go) while clusters.jsonl is written, and the
-// HTML report's samples taken.
-func (r *run) write(ctx context.Context, outDir string) (err error) {
-	defer func() {
-		// pairs.tsv is done before the stage returns, even on an error.
-		if perr := r.waitPairs(); err == nil {
-			err = perr
-		}
-	}()
-	clustersPath, keptPath := filepath.Join(outDir, ClustersFile), filepath.Join(outDir, r.keptName)
 	cf, err := r.out.create(clustersPath)
 	if err != nil {
 		return err
@@ -185,10 +149,10 @@ func (r *run) write(ctx context.Context, outDir string) (err error) {
 		return nil
 	})
 	g.Go(func() error {
-		if err := fill(clustersPath, cf, r.writeClusters); err != nil {
+		if err := fill(pairsPath, pf, r.writePairs); err != nil {
 			return err
 		}
-		return r.waitPairs()
+		return fill(clustersPath, cf, r.writeClusters)
 	})
 	// The HTML report's samples (a pass over the pairs, and the texts of
 	// a few documents read again) need only the clusters: taken here,
@@ -205,25 +169,14 @@ func (r *run) write(ctx context.Context, outDir string) (err error) {
 // by ids (the lower first), then documents. The documents in pairs are
 // ranked by id (equal ids equal ranks), and the pairs sorted by (lower
 // rank, higher rank, a, b) externally, within a sixteenth of the budget: the order of
-// jobspec.ComparePairRows. It adds the bytes its sort spilled to *spilled.
-// It reads the verified pairs twice (once for the documents in them), and
-// nothing the cluster stage writes: the two run side by side.
-func (r *run) writePairs(w *bufio.Writer, spilled *int64) error {
-	inPair := corpus.NewBitset(int64(r.docs.len()))
-	if err := r.eachEdge(func(e edge) error {
-		inPair.Set(int64(e.a))
-		inPair.Set(int64(e.b))
-		return nil
-	}); err != nil {
-		return err
-	}
+// jobspec.ComparePairRows.
+func (r *run) writePairs(w *bufio.Writer) error {
 	var docs []uint32
 	for d := range r.docs.len() {
-		if inPair.Contains(int64(d)) {
+		if !math.IsNaN(r.tally.best[d]) { // in a pair
 			docs = append(docs, uint32(d))
 		}
 	}
-	inPair = nil
 	slices.SortStableFunc(docs, func(x, y uint32) int { return bytes.Compare(r.docs.id(x), r.docs.id(y)) })
 	rank := make([]uint32, r.docs.len())
 	for i, d := range docs {
@@ -244,7 +197,7 @@ func (r *run) writePairs(w *bufio.Writer, spilled *int64) error {
 		return err
 	}
 	rank = nil
-	*spilled += s.SpilledBytes()
+	r.rep.Spill.EdgeBytes += s.SpilledBytes()
 	it, err := s.Iter()
 	if err != nil {
 		return err

@@ -75,12 +75,6 @@ type run struct {
 	result  *cluster.Result
 	samples []htmlreport.Sample // the HTML report's sampled clusters, once sampled
 	sampled bool
-
-	// pairs.tsv, written beside the cluster stage (startPairs): its
-	// outcome, once done, and what its sort spilled.
-	pairsDone  chan error
-	pairsErr   error
-	pairsSpill int64
 }
 
 // Run deduplicates the documents of inputs ("-" is standard input) and
@@ -305,16 +299,7 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 			if err := r.place(); err != nil {
 				return err
 			}
-			// pairs.tsv needs the pairs, not the clusters: written
-			// beside them, and waited for by the write stage.
-			if err := r.startPairs(outDir); err != nil {
-				return err
-			}
-			if err := r.cluster(ctx); err != nil {
-				r.waitPairs()
-				return err
-			}
-			return nil
+			return r.cluster(ctx)
 		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
 	}...)
