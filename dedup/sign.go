@@ -30,6 +30,7 @@ type signed struct {
 	status  []uint8
 	ids     []byte
 	idEnd   []int
+	idHash  []uint64 // per document: dupid.Hash of its id, for the check of repeated ids
 	length  []int64
 	keep    []float64
 	hasKeep []bool
@@ -79,6 +80,7 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 		out.texts = nil
 	}
 	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
+	out.idHash = out.idHash[:0]
 	clear(out.file) // the file names of earlier batches
 	out.file, out.line = out.file[:0], out.line[:0]
 	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
@@ -119,6 +121,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
+	out.idHash = append(out.idHash, dupid.Hash(doc.ID))
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
@@ -181,6 +184,7 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.status = append(out.status, docBad)
 	out.idEnd = append(out.idEnd, len(out.ids))
+	out.idHash = append(out.idHash, 0)
 	out.length = append(out.length, 0)
 	out.keep = append(out.keep, 0)
 	out.hasKeep = append(out.hasKeep, false)
@@ -201,7 +205,10 @@ func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 // business; only the inputs' ids name the outputs' records.
 func (r *run) sign(ctx context.Context) error {
 	var err error
-	r.ids, err = dupid.New(&dupid.Options{Memory: r.opts.Memory / 16, TempDir: r.tmp})
+	// The ids are in the document table: the check keeps only their
+	// hashes and positions.
+	r.ids, err = dupid.New(&dupid.Options{Memory: idCheckMemory(r.opts.Memory), TempDir: r.tmp,
+		IDAt: func(i int64) []byte { return r.docs.id(uint32(len(r.docs.pre)) + uint32(i)) }})
 	if err != nil {
 		return err
 	}
@@ -230,15 +237,24 @@ func (r *run) sign(ctx context.Context) error {
 	if err := r.finishSign(); err != nil {
 		return err
 	}
+	// The check of repeated ids reads only the ids, the exact pass's
+	// finish only its own table: they run side by side, and the repeats
+	// are made bad once both are done (a copy whose id repeats is bad).
+	idErr := make(chan error, 1)
+	go func() { idErr <- r.checkIDs() }()
 	if r.exact != nil {
 		// Copies are numbered as in band-key entries, after the
 		// reference documents.
-		if err := r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy }); err != nil {
-			return err
-		}
+		err = r.exact.finish(func(c, _ uint32) { r.docs.status[c-r.ref.n] = docCopy })
 	}
-	if err := r.checkIDs(); err != nil {
+	if ierr := <-idErr; err == nil {
+		err = ierr
+	}
+	if err != nil {
 		return err
+	}
+	for _, d := range r.droppedDocs {
+		r.docs.status[d] = docBad
 	}
 	if r.exact != nil && r.dropped > 0 {
 		if err := r.exact.dropBad(r.docs.status, r.ref.n, r.docs.id); err != nil {
@@ -332,11 +348,17 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 	return parse, reader.Stats(), hash, dr, nil
 }
 
+// idCheckMemory is the check of repeated ids' share of the budget (a
+// variable for tests that make it spill).
+var idCheckMemory = func(memory int64) int64 { return memory / 16 }
+
 // checkIDs finds the ids that repeat an earlier document's. Without SkipBad
 // the first such document fails the run, with an error naming its file and
-// line and those of the first occurrence; under SkipBad each is made a bad
-// document (listed in the bad-record list), which candidates leaves out
-// and the outputs do not hold.
+// line and those of the first occurrence; under SkipBad each is listed in
+// r.droppedDocs (ascending) and the bad-record list, and the caller makes
+// it a bad document, which candidates leaves out and the outputs do not
+// hold. It reads the document table's ids, and writes nothing else the
+// exact pass's finish, which runs beside it, reads or writes.
 func (r *run) checkIDs() error {
 	if !r.opts.Corpus.SkipBad {
 		dup, err := r.ids.First()
@@ -349,7 +371,6 @@ func (r *run) checkIDs() error {
 		return nil
 	}
 	return r.ids.All(func(dup *dupid.Duplicate) error {
-		r.docs.status[dup.Second.Index] = docBad
 		r.dropped++
 		r.droppedDocs = append(r.droppedDocs, dup.Second.Index)
 		if r.bad != nil {
@@ -415,7 +436,7 @@ func (r *run) collect(s *signed) error {
 		st := s.status[j]
 		if st != docBad {
 			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
-			if err := r.ids.Add(s.ids[id0:s.idEnd[j]], pos); err != nil {
+			if err := r.ids.AddHash(s.idHash[j], s.ids[id0:s.idEnd[j]], pos); err != nil {
 				return err
 			}
 		}

@@ -4,12 +4,18 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+
+	"github.com/neardup/neardup/internal/cputime"
 )
 
 // BenchmarkDetector adds n distinct ids of 16 bytes ("g" and 15 digits, like
 // gencorpus's) with their positions and runs First, in memory and under a
-// budget that spills. SetBytes counts the id bytes; ns/id is the cost per id
-// of the whole check.
+// budget that spills, in two ways: way=log keeps the ids (Add), way=hashed
+// is dedup's (AddHash with hashes made beforehand, Options.IDAt). SetBytes
+// counts the id bytes; ns/id is the cost per id of the whole check and
+// cpu-s/op the process's CPU time (background work and garbage collection
+// included). The hashes of way=hashed are made outside the timed loop: in
+// dedup they are made on the workers.
 func BenchmarkDetector(b *testing.B) {
 	for _, n := range []int{100_000, 1_000_000} {
 		for _, mem := range []int64{DefaultMemory, 4 << 20} {
@@ -20,32 +26,51 @@ func BenchmarkDetector(b *testing.B) {
 			for i := range n {
 				arena = fmt.Appendf(arena, "g%015d", uint64(i)*2654435761%1_000_000_000_000_000)
 			}
+			hashes := make([]uint64, n)
+			for i := range hashes {
+				hashes[i] = Hash(arena[i*idLen : (i+1)*idLen])
+			}
 			bytes := int64(len(arena))
-			b.Run("n="+strconv.Itoa(n)+"/mem="+strconv.FormatInt(mem>>20, 10)+"MiB", func(b *testing.B) {
-				b.SetBytes(bytes)
-				b.ReportAllocs()
-				var spilled int64
-				for b.Loop() {
-					d, err := New(&Options{Memory: mem, TempDir: b.TempDir()})
-					if err != nil {
-						b.Fatal(err)
-					}
-					for i := range n {
-						id := arena[i*idLen : (i+1)*idLen]
-						if err := d.Add(id, Position{File: "corpus.jsonl", Line: int64(i + 1), Index: int64(i)}); err != nil {
+			for _, way := range []string{"log", "hashed"} {
+				name := "n=" + strconv.Itoa(n) + "/mem=" + strconv.FormatInt(mem>>20, 10) + "MiB/way=" + way
+				b.Run(name, func(b *testing.B) {
+					b.SetBytes(bytes)
+					b.ReportAllocs()
+					var spilled int64
+					cpu0 := cputime.Process()
+					for b.Loop() {
+						o := &Options{Memory: mem, TempDir: b.TempDir()}
+						if way == "hashed" {
+							o.IDAt = func(i int64) []byte { return arena[i*idLen : (i+1)*idLen] }
+						}
+						d, err := New(o)
+						if err != nil {
 							b.Fatal(err)
 						}
+						for i := range n {
+							id := arena[i*idLen : (i+1)*idLen]
+							pos := Position{File: "corpus.jsonl", Line: int64(i + 1), Index: int64(i)}
+							if way == "hashed" {
+								err = d.AddHash(hashes[i], id, pos)
+							} else {
+								err = d.Add(id, pos)
+							}
+							if err != nil {
+								b.Fatal(err)
+							}
+						}
+						spilled = d.SpilledBytes()
+						dup, err := d.First()
+						if err != nil || dup != nil {
+							b.Fatalf("got %v, %v; want no duplicate", dup, err)
+						}
+						d.Close()
 					}
-					spilled = d.SpilledBytes()
-					dup, err := d.First()
-					if err != nil || dup != nil {
-						b.Fatalf("got %v, %v; want no duplicate", dup, err)
-					}
-					d.Close()
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
-				b.ReportMetric(float64(spilled)/float64(n), "spilled-B/id")
-			})
+					cputime.ReportPerOp(b, cputime.Process()-cpu0)
+					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n), "ns/id")
+					b.ReportMetric(float64(spilled)/float64(n), "spilled-B/id")
+				})
+			}
 		}
 	}
 }

@@ -51,12 +51,21 @@ const minMemory = 64 << 10
 type Options struct {
 	// Memory is the budget, in bytes, for the ids and positions held in
 	// memory; beyond it they are spilled to temporary files in TempDir. An
-	// id costs about 24 bytes plus its length (16 for its sorted hash, the
-	// rest for its position), in memory or on disk.
+	// id costs about 16 bytes plus its length (8 for its sorted hash, the
+	// rest for its position), in memory or on disk; 8 bytes under IDAt.
 	// Default: 64 MiB (DefaultMemory); budgets under 64 KiB count as 64 KiB.
 	Memory int64
 	// TempDir is where runs are spilled. Default: "" (os.TempDir()).
 	TempDir string
+	// IDAt, when set, gives back the id added with Position.Index index:
+	// the Detector then keeps no id, only its hash and number (8 bytes)
+	// and its position as runs of consecutive records (a few bytes a
+	// file, where lines and indexes advance by one), and asks IDAt for
+	// the ids whose hashes share their high 32 bits with another's (the
+	// repeated ones, and about n²/2^33 of n others). Every Add's Index
+	// must then be distinct, and IDAt(index) must return the id added
+	// with it until First or All returns; the slice is not kept.
+	IDAt func(index int64) []byte
 }
 
 // EnsureDefaults fills zero fields with their defaults and returns o; it is
@@ -132,21 +141,33 @@ func (d *Duplicate) RecordError(field string) *corpus.RecordError {
 //
 // # Method
 //
-// Add hashes the id to 64 bits and adds the hash's high 32 bits with the
-// id's number to a spilling sorter of packed uint64 (internal/extsort), and
-// appends the id and its position to a log (in memory, then in a temporary
-// file). Sorting brings ids with equal high bits together: those are the
+// Add hashes the id to 64 bits (Hash; AddHash takes a hash made
+// elsewhere) and adds the hash's high 32 bits with the id's number to a
+// store of packed uint64: 256 buckets by the top byte in memory, sorted
+// one by one at the end, or past the budget a spilling sorter
+// (internal/extsort). Without Options.IDAt it appends the id and its
+// position to a log (in memory, then in a temporary file); with it, only
+// the position, as a run of records whose lines and indexes advance by one.
+// Sorting brings ids with equal high bits together: those are the
 // candidates, the true duplicates plus about n²/2^33 ids of n whose hashes
 // merely share those bits. One sequential pass over the log picks the
-// candidates out, and they are sorted again by their full hash, with their
-// ids, in a sorter of records; ids of equal full hash are then compared byte
-// for byte. So every id costs a hash, 8 bytes sorted and its log record
-// written and read once; only candidates cost more.
+// candidates out (their ids asked of IDAt), and they are sorted again by
+// their full hash, with their ids, in a sorter of records; ids of equal
+// full hash are then compared byte for byte. So every id costs a hash, 8
+// bytes sorted and its log record written and read once; only candidates
+// cost more.
 type Detector struct {
-	hashes *extsort.Sorter // high 32 bits of the hash | number of the id
-	recs   recordLog       // per id: file, line, index, id
+	hashes *packedStore // high 32 bits of the hash | number of the id
+	recs   recordLog    // per id, or per run of positions under IDAt: file, line, index (, id)
 	hash   func([]byte) uint64
 	opts   Options
+
+	// Under IDAt: the run of positions being extended (its first Add's
+	// number and position), and the position of the previous Add.
+	runOpen          bool
+	runN             int64
+	runPos, lastPos  Position
+	runFile, runLast uint64
 
 	files   []string
 	fileIdx map[string]uint64
@@ -167,12 +188,17 @@ func New(opts *Options) (*Detector, error) {
 	}
 	o := *opts.EnsureDefaults()
 	o.Memory = max(o.Memory, minMemory)
-	// Half the budget for sorting hashes (8 bytes a value plus as much
-	// scratch), a quarter for the log's buffer; the later stages, which
-	// handle the candidates only, use an eighth each.
+	// Half the budget for the hashes (8 bytes a value), a quarter for the
+	// log's buffer; under IDAt, whose log is small, three quarters and an
+	// eighth. The later stages, which handle the candidates only, use an
+	// eighth each.
+	hashMem, logMem := o.Memory/2, o.Memory/4
+	if o.IDAt != nil {
+		hashMem, logMem = o.Memory*3/4, o.Memory/8
+	}
 	d := &Detector{
-		hashes:  extsort.New(o.TempDir, "neardup-dupid-hashes", int(o.Memory/2/16)),
-		recs:    recordLog{dir: o.TempDir, limit: int(o.Memory / 4)},
+		hashes:  newPackedStore(o.TempDir, "neardup-dupid-hashes", hashMem/8),
+		recs:    recordLog{dir: o.TempDir, limit: int(logMem)},
 		hash:    xxh3.Hash,
 		opts:    o,
 		fileIdx: map[string]uint64{},
@@ -180,8 +206,19 @@ func New(opts *Options) (*Detector, error) {
 	return d, nil
 }
 
-// Add records that id occurred at pos. id is copied.
+// Hash is the 64-bit hash of an id that Add computes and AddHash takes.
+func Hash(id []byte) uint64 { return xxh3.Hash(id) }
+
+// Add records that id occurred at pos. id is copied (not kept under
+// Options.IDAt).
 func (d *Detector) Add(id []byte, pos Position) error {
+	return d.AddHash(d.hash(id), id, pos)
+}
+
+// AddHash is Add with the id's hash, Hash(id), made by the caller (on a
+// goroutine of its own, say). A hash that is not Hash(id) makes the
+// Detector miss repeats of id.
+func (d *Detector) AddHash(h uint64, id []byte, pos Position) error {
 	if d.done {
 		return ErrDone
 	}
@@ -197,26 +234,68 @@ func (d *Detector) Add(id []byte, pos Position) error {
 		}
 		d.last, d.lastIdx = pos.File, i
 	}
-	b := binary.AppendUvarint(d.buf[:0], d.lastIdx)
-	b = binary.AppendVarint(b, pos.Line)
-	b = binary.AppendVarint(b, pos.Index)
-	b = append(b, id...)
-	d.buf = b
-	if err := d.recs.append(b); err != nil {
-		return err
+	if d.opts.IDAt != nil {
+		if err := d.extendRun(pos); err != nil {
+			return err
+		}
+	} else {
+		b := binary.AppendUvarint(d.buf[:0], d.lastIdx)
+		b = binary.AppendVarint(b, pos.Line)
+		b = binary.AppendVarint(b, pos.Index)
+		b = append(b, id...)
+		d.buf = b
+		if err := d.recs.append(b); err != nil {
+			return err
+		}
 	}
-	if err := d.hashes.Add(d.hash(id)&^(MaxIDs-1) | uint64(d.n)); err != nil {
+	if err := d.hashes.add(h&^(MaxIDs-1) | uint64(d.n)); err != nil {
 		return fmt.Errorf("dupid: %w", err)
 	}
 	d.n++
 	return nil
 }
 
+// extendRun records pos, the position of Add number d.n, under IDAt: it
+// extends the current run of positions if pos follows the previous one
+// (same file, next index, next line or no line), and otherwise logs the
+// run and starts another.
+func (d *Detector) extendRun(pos Position) error {
+	if d.runOpen && d.lastIdx == d.runLast && pos.Index == d.lastPos.Index+1 &&
+		(pos.Line == 0 && d.lastPos.Line == 0 || d.lastPos.Line > 0 && pos.Line == d.lastPos.Line+1) {
+		d.lastPos = pos
+		return nil
+	}
+	if err := d.flushRun(); err != nil {
+		return err
+	}
+	d.runOpen, d.runN, d.runPos, d.runFile = true, d.n, pos, d.lastIdx
+	d.lastPos, d.runLast = pos, d.lastIdx
+	return nil
+}
+
+// flushRun logs the current run of positions: its first Add's number,
+// file, line and index.
+func (d *Detector) flushRun() error {
+	if !d.runOpen {
+		return nil
+	}
+	b := binary.AppendUvarint(d.buf[:0], uint64(d.runN))
+	b = binary.AppendUvarint(b, d.runFile)
+	b = binary.AppendVarint(b, d.runPos.Line)
+	b = binary.AppendVarint(b, d.runPos.Index)
+	d.buf = b
+	d.runOpen = false
+	return d.recs.append(b)
+}
+
 // Len returns the number of ids added.
 func (d *Detector) Len() int64 { return d.n }
 
-// SpilledBytes returns the bytes written to temporary files so far.
-func (d *Detector) SpilledBytes() int64 { return d.hashes.SpilledBytes() + d.recs.written }
+// SpilledBytes returns the bytes written to temporary files so far: while
+// adding, perhaps not yet those of the last few thousand ids (their hashes
+// are placed on a goroutine of the Detector's own); all of them once First
+// or All has returned.
+func (d *Detector) SpilledBytes() int64 { return d.hashes.spilledBytes() + d.recs.written }
 
 // decode reads a log record written by Add.
 func (d *Detector) decode(p []byte) (Position, []byte, error) {
@@ -243,17 +322,17 @@ var errCorrupt = errors.New("dupid: corrupt temporary record")
 // id whose hash shares its high 32 bits with another's, with its number and
 // log record; nil if there is none.
 func (d *Detector) candidates() (*sorter, error) {
-	it, err := d.hashes.Iter(false)
+	it, err := d.hashes.iter()
 	if err != nil {
-		return nil, fmt.Errorf("dupid: %w", err)
+		return nil, err
 	}
-	defer it.Close()
+	defer it.close()
 	cand := extsort.New(d.opts.TempDir, "neardup-dupid-cand", int(d.opts.Memory/8/16))
 	defer cand.Close()
 	const low = MaxIDs - 1
 	var prev uint64
 	started, added := false, false // added: prev's group is in cand
-	for v, ok := it.Next(); ok; v, ok = it.Next() {
+	for v, ok := it.next(); ok; v, ok = it.next() {
 		switch {
 		case !started || v&^low != prev&^low:
 			started, added = true, false // a new group
@@ -269,9 +348,12 @@ func (d *Detector) candidates() (*sorter, error) {
 		prev = v
 	}
 	if err := it.Err(); err != nil {
-		return nil, fmt.Errorf("dupid: %w", err)
+		return nil, err
 	}
-	it.Close()
+	it.close()
+	if err := d.hashes.close(); err != nil { // its memory, for the later stages
+		return nil, err
+	}
 	if cand.Len() == 0 {
 		return nil, nil
 	}
@@ -280,11 +362,21 @@ func (d *Detector) candidates() (*sorter, error) {
 		return nil, fmt.Errorf("dupid: %w", err)
 	}
 	defer cit.Close()
+	if err := d.flushRun(); err != nil {
+		return nil, err
+	}
 	rd, err := d.recs.reader()
 	if err != nil {
 		return nil, err
 	}
 	exact := newSorter(d.opts.TempDir, "neardup-dupid-exact", d.opts.Memory/8)
+	if d.opts.IDAt != nil {
+		if err := d.lookUp(cit, rd, exact); err != nil {
+			exact.close()
+			return nil, err
+		}
+		return exact, nil
+	}
 	var rec, payload []byte
 	k := uint64(0)
 	for want, ok := cit.Next(); ok; want, ok = cit.Next() {
@@ -326,6 +418,91 @@ func (d *Detector) candidates() (*sorter, error) {
 	}
 	return exact, nil
 }
+
+// lookUp adds to exact, under IDAt, each candidate that cit yields (their
+// numbers, ascending) with its position, from the runs rd reads, and its
+// id, from IDAt: the records candidates makes from the log otherwise.
+func (d *Detector) lookUp(cit *extsort.Iterator, rd *bufio.Reader, exact *sorter) error {
+	// The run holding the candidate (cur), and the next one (next: its
+	// first number is nextN, or none).
+	var cur, next Position
+	var curN, nextN int64 = -1, -1
+	var nextFile uint64
+	var rec []byte
+	readRun := func() error {
+		size, err := binary.ReadUvarint(rd)
+		if errors.Is(err, io.EOF) {
+			nextN = -1
+			return nil
+		}
+		if err != nil {
+			return errCorrupt
+		}
+		if size > maxRunRecord {
+			return errCorrupt
+		}
+		rec = slices.Grow(rec[:0], int(size))[:size]
+		if _, err := io.ReadFull(rd, rec); err != nil {
+			return errCorrupt
+		}
+		n, k := binary.Uvarint(rec)
+		if k <= 0 {
+			return errCorrupt
+		}
+		f, k2 := binary.Uvarint(rec[k:])
+		if k2 <= 0 || f >= uint64(len(d.files)) {
+			return errCorrupt
+		}
+		line, k3 := binary.Varint(rec[k+k2:])
+		if k3 <= 0 {
+			return errCorrupt
+		}
+		index, k4 := binary.Varint(rec[k+k2+k3:])
+		if k4 <= 0 {
+			return errCorrupt
+		}
+		nextN, nextFile, next = int64(n), f, Position{File: d.files[f], Line: line, Index: index}
+		return nil
+	}
+	if err := readRun(); err != nil {
+		return err
+	}
+	var curFile uint64
+	var payload []byte
+	for want, ok := cit.Next(); ok; want, ok = cit.Next() {
+		k := int64(want)
+		for nextN >= 0 && nextN <= k {
+			cur, curN, curFile = next, nextN, nextFile
+			if err := readRun(); err != nil {
+				return err
+			}
+		}
+		if curN < 0 {
+			return errCorrupt
+		}
+		pos := cur
+		pos.Index += k - curN
+		if pos.Line > 0 {
+			pos.Line += k - curN
+		}
+		id := d.opts.IDAt(pos.Index)
+		payload = binary.AppendUvarint(payload[:0], uint64(k))
+		payload = binary.AppendUvarint(payload, curFile)
+		payload = binary.AppendVarint(payload, pos.Line)
+		payload = binary.AppendVarint(payload, pos.Index)
+		payload = append(payload, id...)
+		if err := exact.add(d.hash(id), payload); err != nil {
+			return err
+		}
+	}
+	if err := cit.Err(); err != nil {
+		return fmt.Errorf("dupid: %w", err)
+	}
+	return nil
+}
+
+// maxRunRecord bounds a logged run of positions: four varints.
+const maxRunRecord = 4 * binary.MaxVarintLen64
 
 // occurrence is the first occurrence of one distinct id of a hash group;
 // the id is arena[start:end] of the group.
@@ -427,7 +604,7 @@ const maxScan = 8
 
 // release removes the temporary files and drops the buffers.
 func (d *Detector) release() error {
-	err := d.hashes.Close()
+	err := d.hashes.close()
 	if rerr := d.recs.close(); err == nil {
 		err = rerr
 	}

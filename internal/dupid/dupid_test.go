@@ -19,21 +19,30 @@ type input struct {
 }
 
 // randomInputs returns n ids drawn from a pool of distinct ids (so that many
-// repeat), spread over three files.
+// repeat), spread over three files; the third has no line numbers (as
+// corpus.FormatDir's files), and indexes skip now and then (records the
+// caller leaves out).
 func randomInputs(rng *rand.Rand, n, distinct int) []input {
 	in := make([]input, n)
 	files := []string{"a.jsonl", "b.jsonl", "dir/c.txt"}
-	line := int64(0)
+	line, index := int64(0), int64(-1)
 	for i := range in {
 		if i%(n/3+1) == 0 {
 			line = 0
 		}
 		line += 1 + int64(rng.IntN(2)) // blank lines leave gaps
+		index++
+		if rng.IntN(7) == 0 {
+			index += 1 + int64(rng.IntN(3))
+		}
 		id := "doc-" + strconv.Itoa(rng.IntN(distinct))
 		if rng.IntN(10) == 0 {
 			id += string(rune(0x400 + rng.IntN(50))) // some non-ASCII
 		}
-		in[i] = input{id, Position{File: files[i/(n/3+1)], Line: line, Index: int64(i)}}
+		in[i] = input{id, Position{File: files[i/(n/3+1)], Line: line, Index: index}}
+		if i/(n/3+1) == 2 {
+			in[i].pos.Line = 0
+		}
 	}
 	return in
 }
@@ -85,8 +94,16 @@ func all(t testing.TB, d *Detector) []Duplicate {
 
 // TestAgainstMap compares All and First with a map-based reference, in
 // memory and spilled, with real hashes and with a hash that makes most
-// distinct ids collide (so that only the exact comparison tells them apart).
+// distinct ids collide (so that only the exact comparison tells them apart),
+// keeping the ids and asking them of Options.IDAt, added with Add and with
+// AddHash.
 func TestAgainstMap(t *testing.T) {
+	for _, mode := range []string{"log", "lookup", "lookup-hashed"} {
+		t.Run(mode, func(t *testing.T) { testAgainstMap(t, mode) })
+	}
+}
+
+func testAgainstMap(t *testing.T, mode string) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	cases := []struct {
 		name     string
@@ -108,6 +125,13 @@ func TestAgainstMap(t *testing.T) {
 			in := randomInputs(rng, c.n, c.ids)
 			want := reference(in)
 			opts := &Options{Memory: c.memory, TempDir: dir}
+			if mode != "log" {
+				byIndex := map[int64][]byte{}
+				for _, x := range in {
+					byIndex[x.pos.Index] = []byte(x.id)
+				}
+				opts.IDAt = func(i int64) []byte { return byIndex[i] }
+			}
 			mk := func() *Detector {
 				d, err := New(opts)
 				if err != nil {
@@ -118,17 +142,25 @@ func TestAgainstMap(t *testing.T) {
 				}
 				t.Cleanup(func() { d.Close() })
 				for _, x := range in {
-					if err := d.Add([]byte(x.id), x.pos); err != nil {
+					var err error
+					if mode == "lookup-hashed" {
+						err = d.AddHash(d.hash([]byte(x.id)), nil, x.pos)
+					} else {
+						err = d.Add([]byte(x.id), x.pos)
+					}
+					if err != nil {
 						t.Fatal(err)
 					}
 				}
 				return d
 			}
 			d := mk()
+			got := all(t, d)
+			// Counted once every value is placed (the hashes are
+			// scattered on a goroutine of their own while adding).
 			if spilled := d.SpilledBytes() > 0; spilled != c.wantRuns {
 				t.Errorf("spilled %d bytes; want spilling %v", d.SpilledBytes(), c.wantRuns)
 			}
-			got := all(t, d)
 			if len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
 				t.Errorf("All: got %d duplicates; want %d", len(got), len(want))
 				for i := range min(len(got), len(want)) {
@@ -206,9 +238,21 @@ func TestOptions(t *testing.T) {
 
 // TestCloseRemovesRuns: a Detector closed before First or All (a run that
 // failed) leaves no temporary file.
+// Under IDAt the spills are the hashes', made on the Detector's goroutine,
+// which Close stops first.
 func TestCloseRemovesRuns(t *testing.T) {
+	for _, lookup := range []bool{false, true} {
+		t.Run(fmt.Sprint("lookup=", lookup), func(t *testing.T) { testCloseRemovesRuns(t, lookup) })
+	}
+}
+
+func testCloseRemovesRuns(t *testing.T, lookup bool) {
 	dir := t.TempDir()
-	d, err := New(&Options{Memory: 1, TempDir: dir})
+	o := &Options{Memory: 1, TempDir: dir}
+	if lookup {
+		o.IDAt = func(int64) []byte { return nil }
+	}
+	d, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +261,7 @@ func TestCloseRemovesRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ents, _ := os.ReadDir(dir); d.SpilledBytes() == 0 || len(ents) == 0 {
+	if ents, _ := os.ReadDir(dir); !lookup && (d.SpilledBytes() == 0 || len(ents) == 0) {
 		t.Fatalf("spilled %d bytes in %d files; want some", d.SpilledBytes(), len(ents))
 	}
 	if err := d.Close(); err != nil {
