@@ -130,7 +130,7 @@ func (r *run) verify(ctx context.Context) error {
 						// the signatures only give the estimate of a pair
 						// that passes, and are made for those only.
 						var ok bool
-						if d.Exact, ok = v.VerifyFeatures(fa, fb); !ok {
+						if d.Exact, ok = v.Decide(fa, fb); !ok {
 							continue
 						}
 					}

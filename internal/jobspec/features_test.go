@@ -192,3 +192,50 @@ func BenchmarkSortSet(b *testing.B) {
 		})
 	}
 }
+
+// TestDecide: Decide passes exactly the pairs VerifyFeatures passes, with
+// the same similarity, on random sets of 0–80 values of all size ratios
+// drawn from a small range (so that they overlap), at thresholds at and
+// around the sizes' ratios, where the bound is tight (one set within the
+// other: the similarity is the ratio).
+func TestDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	pruned := 0
+	for _, th := range []float64{0.05, 0.3, 0.5, 0.7, 0.8, 0.9, 0.99} {
+		job, err := (&Options{Threshold: th, Verify: VerifyExact, Spec: mustSpec(t, "word:2")}).Job()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := job.Sketch.New()
+		v, err := job.NewVerifier(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := func(n int) []uint64 {
+			s := make([]uint64, n)
+			for i := range s {
+				s[i] = rng.Uint64N(100)
+			}
+			slices.Sort(s)
+			return slices.Compact(s)
+		}
+		for range 3000 {
+			fa, fb := set(rng.IntN(81)), set(rng.IntN(81))
+			if rng.IntN(3) == 0 { // fb within fa
+				fb = slices.Clone(fa[:rng.IntN(len(fa)+1)])
+			}
+			want, wantOK := v.VerifyFeatures(fa, fb)
+			got, ok := v.Decide(fa, fb)
+			if ok != wantOK || ok && got != want {
+				t.Fatalf("threshold %v, sizes %d, %d: Decide = %v, %v; VerifyFeatures %v, %v", th, len(fa), len(fb), got, ok, want, wantOK)
+			}
+			lo, hi := min(len(fa), len(fb)), max(len(fa), len(fb))
+			if hi > 0 && float64(lo)/float64(hi) < th {
+				pruned++
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Error("no pair was decided by its sizes: the test does not reach the bound")
+	}
+}
