@@ -239,3 +239,71 @@ func TestDecide(t *testing.T) {
 		t.Error("no pair was decided by its sizes: the test does not reach the bound")
 	}
 }
+
+// BenchmarkPairCheck decides 4,096 candidate pairs of short documents'
+// feature sets (20–45 word:5 features) at threshold 0.8, as the candidates of
+// 5M short documents mix them: two in five near copies (the last word
+// changed) and the rest sharing a fragment of 5–15 words (of any length):
+// way=verify is VerifyFeatures (the Jaccard of every pair), way=decide is
+// Decide (pairs too different in size not merged). Bytes are those of the
+// two sets.
+func BenchmarkPairCheck(b *testing.B) {
+	job, err := (&Options{Threshold: 0.8, Verify: VerifyExact, Spec: mustSpec(b, "word:5")}).Job()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sk, _ := job.Sketch.New()
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 8))
+	words := func(n int) []string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = fmt.Sprint("w", rng.IntN(50000))
+		}
+		return w
+	}
+	type pair struct{ a, b []uint64 }
+	pairs := make([]pair, 4096)
+	var size int64
+	for i := range pairs {
+		wa := words(20 + rng.IntN(26))
+		var wb []string
+		if rng.IntN(5) < 2 {
+			wb = slices.Clone(wa)
+			wb[len(wb)-1] = "changed"
+		} else {
+			k := 5 + rng.IntN(11)
+			wb = append(words(rng.IntN(30)), wa[:min(k, len(wa))]...)
+		}
+		fa := v.Features(nil, []byte(strings.Join(wa, " ")))
+		fb := v.Features(nil, []byte(strings.Join(wb, " ")))
+		pairs[i] = pair{slices.Clone(fa), slices.Clone(fb)}
+		size += int64(8 * (len(fa) + len(fb)))
+	}
+	for _, way := range []string{"verify", "decide"} {
+		b.Run("way="+way, func(b *testing.B) {
+			b.SetBytes(size)
+			passed := 0
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				passed = 0
+				for _, p := range pairs {
+					var ok bool
+					if way == "verify" {
+						_, ok = v.VerifyFeatures(p.a, p.b)
+					} else {
+						_, ok = v.Decide(p.a, p.b)
+					}
+					if ok {
+						passed++
+					}
+				}
+			}
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
+			b.ReportMetric(float64(passed), "passed")
+		})
+	}
+}
