@@ -3,10 +3,12 @@ package dedup
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -355,6 +357,66 @@ func TestExactPassCountsDeterministic(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got.Drift, want.Drift) {
 			t.Fatalf("run %d, 8 workers: drift distributions differ from 1 worker's", i)
+		}
+	}
+}
+
+// TestCopyGroups: the expander's groups of copies (a bitmap of firsts with
+// ranks, and the members one after another) against a map from first to
+// its members, on random copies in any order, around the bitmap's word
+// boundaries, with one large group, and none.
+func TestCopyGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 12))
+	cases := map[string][]uint64{"none": nil}
+	for _, n := range []uint32{70, 2000, 100000} {
+		var copies []uint64
+		for d := uint32(1); d < n; d++ {
+			if rng.IntN(3) == 0 {
+				copies = append(copies, uint64(d)<<32|uint64(rng.Uint32N(d)))
+			}
+		}
+		rng.Shuffle(len(copies), func(i, j int) { copies[i], copies[j] = copies[j], copies[i] })
+		cases[fmt.Sprintf("random %d", n)] = copies
+	}
+	var edges []uint64 // firsts at 0, 63, 64, 127, 128 and far
+	for i, f := range []uint32{0, 63, 64, 127, 128, 1 << 20} {
+		edges = append(edges, uint64(f+1<<21+uint32(i))<<32|uint64(f))
+	}
+	cases["word boundaries"] = edges
+	var big []uint64
+	for d := uint32(6); d < 5000; d++ {
+		big = append(big, uint64(d)<<32|5)
+	}
+	cases["one large group"] = big
+	for name, copies := range cases {
+		want := map[uint32][]uint32{}
+		sorted := slices.Clone(copies)
+		slices.Sort(sorted) // by copy: members ascending
+		for _, c := range sorted {
+			f := uint32(c)
+			if want[f] == nil {
+				want[f] = []uint32{f}
+			}
+			want[f] = append(want[f], uint32(c>>32))
+		}
+		g := newCopyGroups(copies)
+		if g.len() != len(want) {
+			t.Errorf("%s: %d groups, want %d", name, g.len(), len(want))
+		}
+		firsts := slices.Sorted(maps.Keys(want))
+		for i, f := range firsts {
+			if got := g.at(i); !slices.Equal(got, want[f]) {
+				t.Errorf("%s: group %d is %v, want %v", name, i, got, want[f])
+			}
+		}
+		maxDoc := uint32(0)
+		for _, c := range copies {
+			maxDoc = max(maxDoc, uint32(c>>32))
+		}
+		for d := uint32(0); d <= maxDoc+130; d++ {
+			if got := g.of(d); !slices.Equal(got, want[d]) {
+				t.Fatalf("%s: the group of %d is %v, want %v", name, d, got, want[d])
+			}
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"compress/gzip"
 	"errors"
 	"fmt"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +139,182 @@ func TestTextStoreInputChanged(t *testing.T) {
 	err = tr.each([]uint32{0}, func(int, []byte) error { return nil })
 	if !errors.Is(err, ErrInputChanged) || !strings.Contains(err.Error(), p) {
 		t.Errorf("got %v; want ErrInputChanged naming %s", err, p)
+	}
+}
+
+// messyRecords returns n JSON Lines records (without line ends) whose texts
+// need every treatment the parser gives: plain ASCII, raw UTF-8, escapes
+// (quotes, backslashes, \n, \uXXXX and surrogate pairs), the text field
+// before or after others, repeated (the last wins), with spaces around the
+// colon, empty, and a nested object beside it; and whether each text is
+// bytes of its record as they are (no escapes).
+func messyRecords(rng *rand.Rand, n int) (recs []string, plain []bool) {
+	words := []string{"alpha", "beta", "gamma", "déjà", "vu", "日本語", "🙂", "tab\there", "x"}
+	for i := range n {
+		var w []string
+		for range 3 + rng.IntN(12) {
+			w = append(w, words[rng.IntN(len(words))])
+		}
+		text := strings.Join(w, " ")
+		enc := strings.ReplaceAll(text, "\t", " ") // raw: no escapes
+		isPlain := true
+		switch rng.IntN(6) {
+		case 0:
+			enc, isPlain = strings.ReplaceAll(text, "\t", `\t`)+` \"q\" \\ \n \u00e9 \ud83d\ude42`, false
+		case 1:
+			enc = ""
+		}
+		var rec string
+		switch rng.IntN(4) {
+		case 0:
+			rec = fmt.Sprintf(`{"id":"d%d","text":"%s"}`, i, enc)
+		case 1:
+			rec = fmt.Sprintf(`{ "text" : "%s" , "id" : "d%d", "meta": {"text": "not this"} }`, enc, i)
+		case 2:
+			rec = fmt.Sprintf(`{"text":"first","id":%d,"text":"%s"}`, i, enc)
+		default:
+			rec = fmt.Sprintf(`{"n":[1,2,{"a":"b"}],"text":"%s","id":"d%d"}`, enc, i)
+		}
+		recs, plain = append(recs, rec), append(plain, isPlain && enc != "")
+	}
+	return recs, plain
+}
+
+// TestTextLocation: a text kept by its own location (textLocOf: the parser
+// gave bytes of the record as they are) is read back without parsing, and
+// equals the text of the record parsed again (locOf) and the text parsed
+// while reading, on messy records (escapes, raw UTF-8, the field repeated,
+// empty texts), with LF and CRLF line ends, blank lines and a byte-order
+// mark, plain and gzipped (kept whole), and as plain text lines; every text
+// without escapes takes the new way, none with.
+func TestTextLocation(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	dir := t.TempDir()
+	type input struct {
+		name      string
+		content   []byte
+		gz        bool
+		format    corpus.Format
+		wantPlain int // texts that are bytes of their record (-1: all non-empty lines)
+	}
+	var inputs []input
+	for _, style := range []string{"lf", "crlf", "blank", "bom"} {
+		recs, plain := messyRecords(rng, 3000)
+		nl := "\n"
+		if style == "crlf" {
+			nl = "\r\n"
+		}
+		var b strings.Builder
+		if style == "bom" {
+			b.WriteString("\ufeff")
+		}
+		for i, r := range recs {
+			b.WriteString(r + nl)
+			if style == "blank" && i%97 == 0 {
+				b.WriteString(nl)
+			}
+		}
+		n := 0
+		for _, p := range plain {
+			if p {
+				n++
+			}
+		}
+		inputs = append(inputs, input{name: style + ".jsonl", content: []byte(b.String()), wantPlain: n})
+		inputs = append(inputs, input{name: style + ".jsonl.gz", content: []byte(b.String()), gz: true})
+	}
+	lines, _ := messyRecords(rng, 500)
+	inputs = append(inputs, input{name: "lines.txt", content: []byte(strings.Join(lines, "\r\n") + "\n"), format: corpus.FormatLines, wantPlain: 500})
+	for _, in := range inputs {
+		p := filepath.Join(dir, in.name)
+		data := in.content
+		if in.gz {
+			var gz bytes.Buffer
+			zw := gzip.NewWriter(&gz)
+			zw.Write(data)
+			zw.Close()
+			data = gz.Bytes()
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		opts := &corpus.Options{Format: in.format, BatchBytes: 1 << 14}
+		rd, err := corpus.NewReader([]string{p}, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		parser, err := corpus.NewParser(opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byText, byRecord := newTextStore(dir, 1<<12), newTextStore(dir, 1<<12) // small: both spill
+		var want []string
+		raw := 0
+		var batch corpus.Batch
+		for {
+			err := rd.Next(&batch)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range batch.Records {
+				rec := &batch.Records[i]
+				var doc corpus.Document
+				if err := parser.Parse(rec, &doc); err != nil {
+					t.Fatalf("%s: %v", in.name, err)
+				}
+				want = append(want, string(doc.Text))
+				if rec.Source == "" {
+					byText.appendText(doc.Text)
+					byRecord.appendText(doc.Text)
+					continue
+				}
+				lt, lr := textLocOf(rec, &doc), locOf(rec)
+				if lt.text {
+					raw++
+				}
+				if err := byText.appendAt(&lt); err != nil {
+					t.Fatal(err)
+				}
+				if err := byRecord.appendAt(&lr); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		rd.Close()
+		if in.gz && raw != 0 || !in.gz && raw != in.wantPlain {
+			t.Errorf("%s: %d texts kept by their own location, want %d", in.name, raw, in.wantPlain)
+		}
+		// Every document, then a random ascending subset.
+		var all, some []uint32
+		for d := range uint32(len(want)) {
+			all = append(all, d)
+			if rng.IntN(4) == 0 {
+				some = append(some, d)
+			}
+		}
+		for _, docs := range [][]uint32{all, some} {
+			for _, ts := range []*textStore{byText, byRecord} {
+				tr, err := ts.newReader(opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for lo := 0; lo < len(docs); lo += 64 {
+					chunk := docs[lo:min(lo+64, len(docs))]
+					if err := tr.each(chunk, func(i int, text []byte) error {
+						if w := want[chunk[i]]; string(text) != w {
+							t.Fatalf("%s: document %d read back as %q, want %q", in.name, chunk[i], text, w)
+						}
+						return nil
+					}); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		byText.Close()
+		byRecord.Close()
 	}
 }

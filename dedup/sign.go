@@ -115,7 +115,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.index = append(out.index, rec.Index)
 	var loc recordLoc
 	if w.keepTx && w.locate {
-		loc = locOf(rec)
+		loc = textLocOf(rec, doc)
 	}
 	out.locs = append(out.locs, loc)
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)

@@ -41,12 +41,19 @@ type edge struct {
 // in r.sigs (see Run).
 func (r *run) verify(ctx context.Context) error {
 	defer r.pairs.close()
+	// The expander's groups of copies and the pairs within them, which
+	// depend on no verdict, are made meanwhile (they ran alone after the
+	// pair checks).
+	x := r.newExpander()
+	grouped := make(chan error, 1)
+	go func() { grouped <- x.addGroups() }()
 	var feats, sigs *docstore.Store
 	var featRec []int32 // by document − r.textBase
 	if r.job.Verify == VerifyExact {
 		var err error
 		feats, sigs, featRec, err = r.featureSets(ctx)
 		if err != nil {
+			<-grouped
 			return err
 		}
 		defer feats.Close()
@@ -55,9 +62,11 @@ func (r *run) verify(ctx context.Context) error {
 			r.rep.Spill.SigBytes = sigs.SpilledBytes()
 		}
 	}
+	if err := <-grouped; err != nil {
+		return err
+	}
 	r.bar.CountStage("verify", "pairs", r.pairs.n)
 	defer r.bar.Finish()
-	x := r.newExpander()
 	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
 			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
@@ -121,7 +130,7 @@ func (r *run) verify(ctx context.Context) error {
 						// the signatures only give the estimate of a pair
 						// that passes, and are made for those only.
 						var ok bool
-						if d.Exact, ok = v.VerifyFeatures(fa, fb); !ok {
+						if d.Exact, ok = v.Decide(fa, fb); !ok {
 							continue
 						}
 					}

@@ -192,3 +192,118 @@ func BenchmarkSortSet(b *testing.B) {
 		})
 	}
 }
+
+// TestDecide: Decide passes exactly the pairs VerifyFeatures passes, with
+// the same similarity, on random sets of 0–80 values of all size ratios
+// drawn from a small range (so that they overlap), at thresholds at and
+// around the sizes' ratios, where the bound is tight (one set within the
+// other: the similarity is the ratio).
+func TestDecide(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	pruned := 0
+	for _, th := range []float64{0.05, 0.3, 0.5, 0.7, 0.8, 0.9, 0.99} {
+		job, err := (&Options{Threshold: th, Verify: VerifyExact, Spec: mustSpec(t, "word:2")}).Job()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := job.Sketch.New()
+		v, err := job.NewVerifier(sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		set := func(n int) []uint64 {
+			s := make([]uint64, n)
+			for i := range s {
+				s[i] = rng.Uint64N(100)
+			}
+			slices.Sort(s)
+			return slices.Compact(s)
+		}
+		for range 3000 {
+			fa, fb := set(rng.IntN(81)), set(rng.IntN(81))
+			if rng.IntN(3) == 0 { // fb within fa
+				fb = slices.Clone(fa[:rng.IntN(len(fa)+1)])
+			}
+			want, wantOK := v.VerifyFeatures(fa, fb)
+			got, ok := v.Decide(fa, fb)
+			if ok != wantOK || ok && got != want {
+				t.Fatalf("threshold %v, sizes %d, %d: Decide = %v, %v; VerifyFeatures %v, %v", th, len(fa), len(fb), got, ok, want, wantOK)
+			}
+			lo, hi := min(len(fa), len(fb)), max(len(fa), len(fb))
+			if hi > 0 && float64(lo)/float64(hi) < th {
+				pruned++
+			}
+		}
+	}
+	if pruned == 0 {
+		t.Error("no pair was decided by its sizes: the test does not reach the bound")
+	}
+}
+
+// BenchmarkPairCheck decides 4,096 candidate pairs of short documents'
+// feature sets (20–45 word:5 features) at threshold 0.8, as the candidates of
+// 5M short documents mix them: two in five near copies (the last word
+// changed) and the rest sharing a fragment of 5–15 words (of any length):
+// way=verify is VerifyFeatures (the Jaccard of every pair), way=decide is
+// Decide (pairs too different in size not merged). Bytes are those of the
+// two sets.
+func BenchmarkPairCheck(b *testing.B) {
+	job, err := (&Options{Threshold: 0.8, Verify: VerifyExact, Spec: mustSpec(b, "word:5")}).Job()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sk, _ := job.Sketch.New()
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 8))
+	words := func(n int) []string {
+		w := make([]string, n)
+		for i := range w {
+			w[i] = fmt.Sprint("w", rng.IntN(50000))
+		}
+		return w
+	}
+	type pair struct{ a, b []uint64 }
+	pairs := make([]pair, 4096)
+	var size int64
+	for i := range pairs {
+		wa := words(20 + rng.IntN(26))
+		var wb []string
+		if rng.IntN(5) < 2 {
+			wb = slices.Clone(wa)
+			wb[len(wb)-1] = "changed"
+		} else {
+			k := 5 + rng.IntN(11)
+			wb = append(words(rng.IntN(30)), wa[:min(k, len(wa))]...)
+		}
+		fa := v.Features(nil, []byte(strings.Join(wa, " ")))
+		fb := v.Features(nil, []byte(strings.Join(wb, " ")))
+		pairs[i] = pair{slices.Clone(fa), slices.Clone(fb)}
+		size += int64(8 * (len(fa) + len(fb)))
+	}
+	for _, way := range []string{"verify", "decide"} {
+		b.Run("way="+way, func(b *testing.B) {
+			b.SetBytes(size)
+			passed := 0
+			cpu0 := cputime.Process()
+			for b.Loop() {
+				passed = 0
+				for _, p := range pairs {
+					var ok bool
+					if way == "verify" {
+						_, ok = v.VerifyFeatures(p.a, p.b)
+					} else {
+						_, ok = v.Decide(p.a, p.b)
+					}
+					if ok {
+						passed++
+					}
+				}
+			}
+			cputime.ReportPerOp(b, cputime.Process()-cpu0)
+			b.ReportMetric(float64(passed), "passed")
+		})
+	}
+}

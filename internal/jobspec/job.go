@@ -181,6 +181,20 @@ func (v *Verifier) VerifyFeatures(fa, fb []uint64) (exact float64, ok bool) {
 	return exact, exact >= v.threshold
 }
 
+// Decide decides a candidate pair as VerifyFeatures does, for a driver that
+// drops the pairs that fail: exact is the exact Jaccard similarity of a pair
+// that passes, and unspecified for one that fails. A pair whose sizes alone
+// keep it below the threshold is not merged: |a ∩ b| ≤ min(|a|, |b|), so its
+// similarity, computed as eval.Jaccard computes it, is at most
+// min(|a|, |b|) / max(|a|, |b|) (the quotient grows with the overlap).
+func (v *Verifier) Decide(fa, fb []uint64) (exact float64, ok bool) {
+	lo, hi := min(len(fa), len(fb)), max(len(fa), len(fb))
+	if hi > 0 && float64(lo)/float64(hi) < v.threshold {
+		return 0, false
+	}
+	return v.VerifyFeatures(fa, fb)
+}
+
 // Estimate returns the similarity of the documents whose signatures are sa
 // and sb estimated from them: Verdict.Est.
 func (v *Verifier) Estimate(sa, sb []uint64) float64 {
