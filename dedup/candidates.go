@@ -51,11 +51,12 @@ func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 // two keys equal in those bits are different buckets: brk reports the first
 // entry of such a key, before which the caller closes the open bucket.
 type entryStream struct {
-	narrow *extsort.Iterator
-	part   *extsort.PartIterator
-	wide   *extsort.WideIterator
-	last   uint64 // the last wide key yielded
-	any    bool
+	narrow  *extsort.Iterator
+	part    *extsort.PartIterator
+	wide    *extsort.WideIterator
+	last    uint64 // the last wide key yielded
+	any     bool
+	dropped int64 // entries left out by skipSingles that do not count
 }
 
 // next returns the next entry; ok is false at the end or on error.
@@ -91,6 +92,36 @@ func (s *entryStream) breaks() bool {
 	return brk
 }
 
+// skipSingles makes the stream leave out, where it can, the entries of keys
+// no other entry has (extsort.PartIterator.SkipSingles): a bucket of one
+// document pairs with nothing, and most buckets are. Those of documents in
+// skip do not count (singles).
+func (s *entryStream) skipSingles(skip docSet) {
+	if s.part == nil {
+		return
+	}
+	if skip.bits == nil {
+		s.part.SkipSingles(nil)
+		return
+	}
+	s.part.SkipSingles(func(es []extsort.Wide) {
+		for _, e := range es {
+			if skip.has(e.Doc) {
+				s.dropped++
+			}
+		}
+	})
+}
+
+// singles returns how many entries left out by skipSingles count: each is
+// an entry, and a bucket, the Grouper did not see.
+func (s *entryStream) singles() int64 {
+	if s.part == nil {
+		return 0
+	}
+	return s.part.Singles() - s.dropped
+}
+
 func (s *entryStream) err() error {
 	switch {
 	case s.part != nil:
@@ -118,6 +149,11 @@ func (s *entryStream) close() error {
 // the pair runs spilled (report.json's spill counts) do not depend on
 // Workers either. At most extsort.Partitions.
 var candidateParts = 8
+
+// keepSingles makes the candidates stage group every band-key entry, those
+// of keys held once too; tests turn it on to compare with the default,
+// which leaves those out (entryStream.skipSingles).
+var keepSingles = false
 
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
@@ -287,6 +323,10 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	defer it.close()
+	skipped := docSet{skip, r.ref.n}
+	if !keepSingles {
+		it.skipSingles(skipped)
+	}
 	// Reference documents, numbered first, are never paired with each
 	// other (jobspec's rules).
 	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap, r.ref.n)
@@ -318,11 +358,8 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 	}
 	for v, ok := it.next(); ok; v, ok = it.next() {
 		read++
-		if skip != nil {
-			// A reference document's number wraps past every other.
-			if d := int(sketch.EntryDoc(v) - r.ref.n); d>>6 < len(skip) && skip[d>>6]>>(d&63)&1 != 0 {
-				continue
-			}
+		if skip != nil && skipped.has(sketch.EntryDoc(v)) {
+			continue
 		}
 		if it.breaks() {
 			if err := brk(); err != nil {
@@ -349,7 +386,27 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	p.metrics = g.Metrics()
+	// Each single key left out is a bucket of one entry, which the Grouper
+	// would have counted and closed with no pair.
+	n := it.singles()
+	p.metrics.Entries += n
+	p.metrics.Buckets += n
+	r.bar.Add(n+it.dropped, 0)
 	return nil
+}
+
+// docSet is a set of documents numbered from base on, one bit each
+// (skippedDocs).
+type docSet struct {
+	bits []uint64
+	base uint32
+}
+
+// has reports whether doc is in the set. A reference document's number
+// wraps past every other.
+func (s docSet) has(doc uint32) bool {
+	d := int(doc - s.base)
+	return d>>6 < len(s.bits) && s.bits[d>>6]>>(d&63)&1 != 0
 }
 
 // mergeCandidateMetrics returns the metrics of one Grouper that read the
