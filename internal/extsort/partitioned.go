@@ -224,11 +224,16 @@ func appendPart(b []byte, es []Wide) []byte {
 	b = slices.Grow(b, len(es)*maxPartBytes)[:at+len(es)*maxPartBytes]
 	prev := int64(0)
 	for _, e := range es {
-		binary.LittleEndian.PutUint64(b[at:], e.Key)
-		at += 7
 		delta := int64(e.Doc) - prev
 		prev = int64(e.Doc)
 		z := uint64(delta<<1 ^ delta>>63)
+		if z < 0x80 { // most: the key's 7 bytes and z in one word
+			binary.LittleEndian.PutUint64(b[at:], e.Key&(1<<56-1)|z<<56)
+			at += 8
+			continue
+		}
+		binary.LittleEndian.PutUint64(b[at:], e.Key)
+		at += 7
 		for z >= 0x80 {
 			b[at] = byte(z) | 0x80
 			z >>= 7
@@ -248,7 +253,18 @@ func decodePart(dst []Wide, b []byte, top uint64) ([]Wide, error) {
 		if len(b) < 8 {
 			return dst, errRunCut
 		}
-		k := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32 | uint64(b[6])<<48
+		v := binary.LittleEndian.Uint64(b)
+		if z := v >> 56; z < 0x80 { // most: a one-byte uvarint
+			d := prev + (int64(z>>1) ^ -int64(z&1))
+			if d < 0 || d > 1<<32-1 {
+				return dst, errRunVarint
+			}
+			dst = append(dst, Wide{Key: top<<56 | v&(1<<56-1), Doc: uint32(d)})
+			prev = d
+			b = b[8:]
+			continue
+		}
+		k := v & (1<<56 - 1)
 		z, n := binary.Uvarint(b[7:])
 		if n < 0 {
 			return dst, errRunVarint
