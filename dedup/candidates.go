@@ -155,10 +155,29 @@ var candidateParts = 8
 // which leaves those out (entryStream.skipSingles).
 var keepSingles = false
 
+// partBounds splits n key ranges into k parts (at most n) of consecutive
+// ranges, returning the k+1 boundaries: the parts' sizes fall linearly
+// (weights k, k−1, …, 1; at least one range each), so that the parts the
+// workers take last, in order, are the smallest and none runs alone for
+// long at the end of the stage. The split depends on k and n only, never
+// on the workers: which pairs go to which part's sorter, and so what
+// spills, is the same whatever Workers.
+func partBounds(k, n int) []int {
+	k = min(max(k, 1), n)
+	w := k * (k + 1) / 2 // the weights' sum
+	b := make([]int, k+1)
+	c := 0 // the weights so far
+	for i := 1; i <= k; i++ {
+		c += k - i + 1
+		b[i] = min(max((n*c+w/2)/w, b[i-1]+1), n-(k-i))
+	}
+	return b
+}
+
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
 //
-// Wide entries are read in candidateParts key ranges (boundaries at
+// Wide entries are read in candidateParts key ranges (partBounds; boundaries at
 // multiples of 2^EntryDocBits, so that a bucket, whose key the entries'
 // high 32 bits and the break between wide keys name, never spans two),
 // each a run of consecutive extsort.Partitioned ranges, each of those
@@ -178,9 +197,10 @@ func (r *run) candidates(ctx context.Context) error {
 	switch s := r.entries.(type) {
 	case *extsort.Partitioned:
 		defer s.Close()
-		parts = make([]*candidatePart, candidateParts)
+		bounds := partBounds(candidateParts, extsort.Partitions)
+		parts = make([]*candidatePart, len(bounds)-1)
 		for i := range parts {
-			lo, hi := i*extsort.Partitions/len(parts), (i+1)*extsort.Partitions/len(parts)
+			lo, hi := bounds[i], bounds[i+1]
 			parts[i] = &candidatePart{open: func() (*entryStream, error) {
 				return &entryStream{part: s.Range(lo, hi)}, nil
 			}, pairs: extsort.New(r.tmp, "pairs", pairLimit/len(parts))}

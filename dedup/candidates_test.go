@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -218,6 +219,34 @@ func TestSkipSinglesMatchesKeep(t *testing.T) {
 					t.Errorf("against %v, memory %d, %d workers: buckets\n%s\ncounts %s\nwant (every entry grouped)\n%s\n%s", against, mem, workers, got.buckets, got.counts, want.buckets, want.counts)
 				}
 				sameOutputs(t, want.out, got.out)
+			}
+		}
+	}
+}
+
+// TestPartBounds: the parts cover the ranges in order, each at least one,
+// their sizes growing by no more than a range's rounding and within 1.5
+// ranges of the linear weights' share (k, k−1, …, 1).
+func TestPartBounds(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 256} {
+		for _, k := range []int{1, 2, 3, 8, 16, 64, 255, 256, 300} {
+			b := partBounds(k, n)
+			kk := min(k, n)
+			if len(b) != kk+1 || b[0] != 0 || b[kk] != n {
+				t.Fatalf("k=%d n=%d: bounds %v", k, n, b)
+			}
+			w := float64(kk*(kk+1)) / 2
+			for i := range kk {
+				size := b[i+1] - b[i]
+				if size < 1 {
+					t.Fatalf("k=%d n=%d: part %d empty: %v", k, n, i, b)
+				}
+				if i > 0 && size > b[i]-b[i-1]+1 {
+					t.Errorf("k=%d n=%d: part %d larger than the one before by more than rounding: %v", k, n, i, b)
+				}
+				if share := float64(n) * float64(kk-i) / w; share >= 1 && math.Abs(float64(size)-share) > 1.5 && kk < n/2 {
+					t.Errorf("k=%d n=%d: part %d of %d ranges, share %.1f: %v", k, n, i, size, share, b)
+				}
 			}
 		}
 	}
