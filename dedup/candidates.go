@@ -51,11 +51,12 @@ func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 // two keys equal in those bits are different buckets: brk reports the first
 // entry of such a key, before which the caller closes the open bucket.
 type entryStream struct {
-	narrow *extsort.Iterator
-	part   *extsort.PartIterator
-	wide   *extsort.WideIterator
-	last   uint64 // the last wide key yielded
-	any    bool
+	narrow  *extsort.Iterator
+	part    *extsort.PartIterator
+	wide    *extsort.WideIterator
+	last    uint64 // the last wide key yielded
+	any     bool
+	dropped int64 // entries left out by skipSingles that do not count
 }
 
 // next returns the next entry; ok is false at the end or on error.
@@ -91,6 +92,36 @@ func (s *entryStream) breaks() bool {
 	return brk
 }
 
+// skipSingles makes the stream leave out, where it can, the entries of keys
+// no other entry has (extsort.PartIterator.SkipSingles): a bucket of one
+// document pairs with nothing, and most buckets are. Those of documents in
+// skip do not count (singles).
+func (s *entryStream) skipSingles(skip docSet) {
+	if s.part == nil {
+		return
+	}
+	if skip.bits == nil {
+		s.part.SkipSingles(nil)
+		return
+	}
+	s.part.SkipSingles(func(es []extsort.Wide) {
+		for _, e := range es {
+			if skip.has(e.Doc) {
+				s.dropped++
+			}
+		}
+	})
+}
+
+// singles returns how many entries left out by skipSingles count: each is
+// an entry, and a bucket, the Grouper did not see.
+func (s *entryStream) singles() int64 {
+	if s.part == nil {
+		return 0
+	}
+	return s.part.Singles() - s.dropped
+}
+
 func (s *entryStream) err() error {
 	switch {
 	case s.part != nil:
@@ -119,10 +150,34 @@ func (s *entryStream) close() error {
 // Workers either. At most extsort.Partitions.
 var candidateParts = 8
 
+// keepSingles makes the candidates stage group every band-key entry, those
+// of keys held once too; tests turn it on to compare with the default,
+// which leaves those out (entryStream.skipSingles).
+var keepSingles = false
+
+// partBounds splits n key ranges into k parts (at most n) of consecutive
+// ranges, returning the k+1 boundaries: the parts' sizes fall linearly
+// (weights k, k−1, …, 1; at least one range each), so that the parts the
+// workers take last, in order, are the smallest and none runs alone for
+// long at the end of the stage. The split depends on k and n only, never
+// on the workers: which pairs go to which part's sorter, and so what
+// spills, is the same whatever Workers.
+func partBounds(k, n int) []int {
+	k = min(max(k, 1), n)
+	w := k * (k + 1) / 2 // the weights' sum
+	b := make([]int, k+1)
+	c := 0 // the weights so far
+	for i := 1; i <= k; i++ {
+		c += k - i + 1
+		b[i] = min(max((n*c+w/2)/w, b[i-1]+1), n-(k-i))
+	}
+	return b
+}
+
 // candidates sorts the band-key entries, groups them into buckets and
 // collects the unique candidate pairs, spilling both to disk past the budget.
 //
-// Wide entries are read in candidateParts key ranges (boundaries at
+// Wide entries are read in candidateParts key ranges (partBounds; boundaries at
 // multiples of 2^EntryDocBits, so that a bucket, whose key the entries'
 // high 32 bits and the break between wide keys name, never spans two),
 // each a run of consecutive extsort.Partitioned ranges, each of those
@@ -142,9 +197,10 @@ func (r *run) candidates(ctx context.Context) error {
 	switch s := r.entries.(type) {
 	case *extsort.Partitioned:
 		defer s.Close()
-		parts = make([]*candidatePart, candidateParts)
+		bounds := partBounds(candidateParts, extsort.Partitions)
+		parts = make([]*candidatePart, len(bounds)-1)
 		for i := range parts {
-			lo, hi := i*extsort.Partitions/len(parts), (i+1)*extsort.Partitions/len(parts)
+			lo, hi := bounds[i], bounds[i+1]
 			parts[i] = &candidatePart{open: func() (*entryStream, error) {
 				return &entryStream{part: s.Range(lo, hi)}, nil
 			}, pairs: extsort.New(r.tmp, "pairs", pairLimit/len(parts))}
@@ -287,6 +343,10 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	defer it.close()
+	skipped := docSet{skip, r.ref.n}
+	if !keepSingles {
+		it.skipSingles(skipped)
+	}
 	// Reference documents, numbered first, are never paired with each
 	// other (jobspec's rules).
 	g, err := r.sketch.NewGrouper(r.sigMem, r.job.BucketCap, r.ref.n)
@@ -318,11 +378,8 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 	}
 	for v, ok := it.next(); ok; v, ok = it.next() {
 		read++
-		if skip != nil {
-			// A reference document's number wraps past every other.
-			if d := int(sketch.EntryDoc(v) - r.ref.n); d>>6 < len(skip) && skip[d>>6]>>(d&63)&1 != 0 {
-				continue
-			}
+		if skip != nil && skipped.has(sketch.EntryDoc(v)) {
+			continue
 		}
 		if it.breaks() {
 			if err := brk(); err != nil {
@@ -349,7 +406,27 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	p.metrics = g.Metrics()
+	// Each single key left out is a bucket of one entry, which the Grouper
+	// would have counted and closed with no pair.
+	n := it.singles()
+	p.metrics.Entries += n
+	p.metrics.Buckets += n
+	r.bar.Add(n+it.dropped, 0)
 	return nil
+}
+
+// docSet is a set of documents numbered from base on, one bit each
+// (skippedDocs).
+type docSet struct {
+	bits []uint64
+	base uint32
+}
+
+// has reports whether doc is in the set. A reference document's number
+// wraps past every other.
+func (s docSet) has(doc uint32) bool {
+	d := int(doc - s.base)
+	return d>>6 < len(s.bits) && s.bits[d>>6]>>(d&63)&1 != 0
 }
 
 // mergeCandidateMetrics returns the metrics of one Grouper that read the

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -141,6 +143,109 @@ func TestPartitionedEntriesMatchWide(t *testing.T) {
 				want, got := run(false, o), run(true, o)
 				if !bytes.Equal(got.buckets, want.buckets) || !bytes.Equal(got.pairs, want.pairs) || !bytes.Equal(got.clusters, want.clusters) {
 					t.Errorf("against %v, memory %d, %d workers: partitioned entries give other buckets, pairs or clusters than sorted runs", against, mem, workers)
+				}
+			}
+		}
+	}
+}
+
+// TestSkipSinglesMatchesKeep: leaving out the band-key entries of keys no
+// other entry has (the default) gives the report.json buckets and counts
+// (entries, buckets, shared buckets, pairs, the largest and top buckets),
+// pairs.tsv, clusters.jsonl and kept.jsonl of grouping every entry, in
+// memory and spilled (16 MiB), on one worker and two, with reference
+// documents (--against: their numbers wrap past the others'), and with
+// documents made bad after signing (repeated ids: their entries are left
+// out of the buckets, single ones too). The corpus mixes shared buckets
+// (sharedBucketCorpus) with 12,000 documents of random words, so that its
+// key ranges hold thousands of entries, most of single keys
+// (extsort.TestPartitionedSkipSingles checks that they are left out).
+func TestSkipSinglesMatchesKeep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a 32k-document corpus; skipped with -short")
+	}
+	docs := readJSONL(t, sharedBucketCorpus(t))
+	r := rand.New(rand.NewPCG(21, 2))
+	for i := range 12000 {
+		words := make([]string, 20+r.IntN(30))
+		for j := range words {
+			words[j] = fmt.Sprintf("w%x", r.Uint32()%50000)
+		}
+		docs = append(docs, doc{fmt.Sprintf("r%06d", i), strings.Join(words, " ")})
+	}
+	r.Shuffle(len(docs), func(i, j int) { docs[i], docs[j] = docs[j], docs[i] })
+	for i := 100; i < len(docs); i += 97 {
+		docs[i].ID = docs[i-50].ID // a repeated id: bad after signing
+	}
+	dir := t.TempDir()
+	in, ref := filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "ref.jsonl")
+	writeJSONL(t, in, docs[2000:])
+	refs := slices.Clone(docs[:2000])
+	for i := range refs {
+		refs[i].ID = "ref-" + refs[i].ID
+	}
+	writeJSONL(t, ref, refs)
+	defer func(k bool) { keepSingles = k }(keepSingles)
+	type result struct {
+		buckets, counts []byte
+		out             string
+	}
+	run := func(keep bool, o Options) result {
+		keepSingles = keep
+		spill := o.Memory > 0
+		out, rep := runDedup(t, []string{in}, &o)
+		if spill && rep.Spill.EntryRuns == 0 {
+			t.Fatalf("%+v: nothing spilled", o)
+		}
+		if rep.Counts.Bad == 0 || rep.Buckets.SharedBuckets == 0 || rep.Buckets.Buckets < rep.Buckets.Entries/2 {
+			t.Fatalf("%+v: %d bad, %d shared buckets, %d buckets of %d entries: not the corpus meant", o, rep.Counts.Bad, rep.Buckets.SharedBuckets, rep.Buckets.Buckets, rep.Buckets.Entries)
+		}
+		buckets, err := json.Marshal(rep.Buckets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts, err := json.Marshal(rep.Counts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{buckets, counts, out}
+	}
+	for _, against := range [][]string{nil, {ref}} {
+		for _, mem := range []int64{0, 16 << 20} {
+			for _, workers := range []int{1, 2} {
+				o := Options{Workers: workers, Memory: mem, BucketCap: 5, Against: against, Corpus: corpusSkipBad()}
+				want, got := run(true, o), run(false, o)
+				if !bytes.Equal(got.buckets, want.buckets) || !bytes.Equal(got.counts, want.counts) {
+					t.Errorf("against %v, memory %d, %d workers: buckets\n%s\ncounts %s\nwant (every entry grouped)\n%s\n%s", against, mem, workers, got.buckets, got.counts, want.buckets, want.counts)
+				}
+				sameOutputs(t, want.out, got.out)
+			}
+		}
+	}
+}
+
+// TestPartBounds: the parts cover the ranges in order, each at least one,
+// their sizes growing by no more than a range's rounding and within 1.5
+// ranges of the linear weights' share (k, k−1, …, 1).
+func TestPartBounds(t *testing.T) {
+	for _, n := range []int{1, 2, 7, 256} {
+		for _, k := range []int{1, 2, 3, 8, 16, 64, 255, 256, 300} {
+			b := partBounds(k, n)
+			kk := min(k, n)
+			if len(b) != kk+1 || b[0] != 0 || b[kk] != n {
+				t.Fatalf("k=%d n=%d: bounds %v", k, n, b)
+			}
+			w := float64(kk*(kk+1)) / 2
+			for i := range kk {
+				size := b[i+1] - b[i]
+				if size < 1 {
+					t.Fatalf("k=%d n=%d: part %d empty: %v", k, n, i, b)
+				}
+				if i > 0 && size > b[i]-b[i-1]+1 {
+					t.Errorf("k=%d n=%d: part %d larger than the one before by more than rounding: %v", k, n, i, b)
+				}
+				if share := float64(n) * float64(kk-i) / w; share >= 1 && math.Abs(float64(size)-share) > 1.5 && kk < n/2 {
+					t.Errorf("k=%d n=%d: part %d of %d ranges, share %.1f: %v", k, n, i, size, share, b)
 				}
 			}
 		}

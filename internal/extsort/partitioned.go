@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"slices"
 
@@ -223,11 +224,16 @@ func appendPart(b []byte, es []Wide) []byte {
 	b = slices.Grow(b, len(es)*maxPartBytes)[:at+len(es)*maxPartBytes]
 	prev := int64(0)
 	for _, e := range es {
-		binary.LittleEndian.PutUint64(b[at:], e.Key)
-		at += 7
 		delta := int64(e.Doc) - prev
 		prev = int64(e.Doc)
 		z := uint64(delta<<1 ^ delta>>63)
+		if z < 0x80 { // most: the key's 7 bytes and z in one word
+			binary.LittleEndian.PutUint64(b[at:], e.Key&(1<<56-1)|z<<56)
+			at += 8
+			continue
+		}
+		binary.LittleEndian.PutUint64(b[at:], e.Key)
+		at += 7
 		for z >= 0x80 {
 			b[at] = byte(z) | 0x80
 			z >>= 7
@@ -247,7 +253,18 @@ func decodePart(dst []Wide, b []byte, top uint64) ([]Wide, error) {
 		if len(b) < 8 {
 			return dst, errRunCut
 		}
-		k := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint16(b[4:]))<<32 | uint64(b[6])<<48
+		v := binary.LittleEndian.Uint64(b)
+		if z := v >> 56; z < 0x80 { // most: a one-byte uvarint
+			d := prev + (int64(z>>1) ^ -int64(z&1))
+			if d < 0 || d > 1<<32-1 {
+				return dst, errRunVarint
+			}
+			dst = append(dst, Wide{Key: top<<56 | v&(1<<56-1), Doc: uint32(d)})
+			prev = d
+			b = b[8:]
+			continue
+		}
+		k := v & (1<<56 - 1)
 		z, n := binary.Uvarint(b[7:])
 		if n < 0 {
 			return dst, errRunVarint
@@ -316,7 +333,32 @@ type PartIterator struct {
 	err       error
 	fallbacks int // ranges handed to a WideSorter (for tests)
 	count     [2][1 << 12]int
+
+	skipSingles bool         // leave out the entries of keys held once
+	onSingles   func([]Wide) // given each range's left-out entries
+	singles     int64        // entries left out
+	filter      []uint64     // singleFilter's words, reused from range to range
 }
+
+// SkipSingles makes the iterator leave out of what Next yields the entries
+// whose key no other entry has (most, for random keys), counted by Singles:
+// before sorting a range in memory, a pass over its entries marks, in a
+// filter of a few bits a slot, the slots that two or more of them hash to;
+// an entry alone in its slot holds its key alone, and is left out. The
+// others (those of shared keys, and the few single ones sharing a slot) are
+// sorted and yielded as before, so Next yields every entry of every shared
+// key, by key, then document, and single ones only among them. fn, if not
+// nil, is given each range's left-out entries (in no particular order;
+// the slice is the iterator's, valid during the call) before Next yields
+// that range's first entry. Ranges too large to sort in memory (the
+// fallback) leave out nothing. Call it before the first Next.
+func (it *PartIterator) SkipSingles(fn func(singles []Wide)) {
+	it.skipSingles, it.onSingles = true, fn
+}
+
+// Singles returns how many entries the iterator left out so far
+// (SkipSingles).
+func (it *PartIterator) Singles() int64 { return it.singles }
 
 // Next returns the next entry, or false at the end or on error (see Err).
 func (it *PartIterator) Next() (Wide, bool) {
@@ -378,12 +420,13 @@ func (it *PartIterator) release() {
 	if it.held > 0 {
 		it.s.sem.Release(it.held)
 	}
-	it.held, it.a, it.b, it.rbuf = 0, nil, nil, nil
+	it.held, it.a, it.b, it.rbuf, it.filter = 0, nil, nil, nil, nil
 }
 
 // load reads range i whole and sorts it into it.cur, or hands it to a
 // fallback WideSorter (it.fb) if sorting it in memory would take more than
-// the reading share.
+// the reading share. Under SkipSingles, the entries of keys held once are
+// left out first (singleFilter).
 func (it *PartIterator) load(i int) error {
 	s := it.s
 	p := &s.parts[i]
@@ -397,18 +440,33 @@ func (it *PartIterator) load(i int) error {
 	if p.spill {
 		rb = s.maxSeg
 	}
+	var f singleFilter
+	if it.skipSingles && n >= filterMin {
+		f = newSingleFilter(n)
+		if int64(32*n+rb+8*f.words) > s.sortMem {
+			f = singleFilter{} // sort them all rather than fall back
+		}
+	}
 	if int64(32*n+rb) > s.sortMem {
 		return it.fallback(i)
 	}
-	if cap(it.a) < n || len(it.rbuf) < rb {
+	if cap(it.a) < n || len(it.rbuf) < rb || len(it.filter) < f.words {
 		// Room for a quarter more, so that the next ranges, about as
 		// large, seldom ask again, within the share.
 		m, r := n+n/4, s.maxSeg
-		if int64(32*m+r) > s.sortMem {
-			m, r = n, rb // what this range needs, which fits
+		fw := 0
+		if f.words > 0 {
+			fw = newSingleFilter(m).words
 		}
-		it.reserve(int64(32*m + r))
-		it.a, it.b, it.rbuf = make([]Wide, 0, m), make([]Wide, m), make([]byte, r)
+		if int64(32*m+r+8*fw) > s.sortMem {
+			m, r, fw = n, rb, f.words // what this range needs, which fits
+		}
+		it.reserve(int64(32*m + r + 8*fw))
+		it.a, it.b, it.rbuf, it.filter = make([]Wide, 0, m), make([]Wide, m), make([]byte, r), make([]uint64, fw)
+	}
+	if f.words > 0 {
+		f.f = it.filter[:f.words]
+		clear(f.f)
 	}
 	c := &it.count
 	clear(c[0][:])
@@ -426,19 +484,122 @@ func (it *PartIterator) load(i int) error {
 			if a, err = decodePart(a, b, uint64(i)); err != nil {
 				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
 			}
-			countDigits(c, a[from:]) // while in the cache
+			// While in the cache:
+			if f.f != nil {
+				f.mark(a[from:])
+			} else {
+				countDigits(c, a[from:])
+			}
 		}
-		countDigits(c, cur)
 		srcs = [][]Wide{a, cur}
 	} else {
 		srcs = append(p.blocks, cur)
-		for _, src := range srcs {
-			countDigits(c, src)
+		if f.f == nil {
+			for _, src := range srcs[:len(srcs)-1] {
+				countDigits(c, src)
+			}
 		}
 	}
-	it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
+	if f.f == nil {
+		countDigits(c, cur)
+		it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
+	} else {
+		f.mark(cur)
+		if !p.spill {
+			for _, src := range srcs[:len(srcs)-1] {
+				f.mark(src)
+			}
+		}
+		// The shared keys' entries to the front of a (in place for
+		// those decoded there: at most as far as the one read), the
+		// single ones to b, if asked for.
+		a, b := it.a[:n], it.b[:n]
+		k, m := 0, 0
+		for _, src := range srcs {
+			k, m = f.split(src, a, k, b, m, it.onSingles != nil)
+		}
+		if it.onSingles != nil {
+			it.onSingles(b[:m])
+		}
+		it.singles += int64(n - k)
+		countDigits(c, a[:k])
+		it.cur = it.sort([][]Wide{a[:k]}, k, a[:k], b[:k])
+	}
 	*p, s.cur[i] = partition{}, nil // its entries are in it.a or it.b now
 	return nil
+}
+
+// filterMin is the fewest entries a range needs for SkipSingles to filter
+// them: below it, sorting them all costs about as much.
+const filterMin = 256
+
+// filterSlots is how many slots of a singleFilter there are at least for
+// each entry of the range (a power of two, up to twice that): about one
+// single key in filterSlots shares its slot with another entry and is kept.
+var filterSlots = 8
+
+// singleFilter finds the entries of a range whose key no other entry has:
+// each key hashes to a slot, and a slot has two bits, "seen" and "seen
+// twice", in a pair of words (the 64 slots' seen bits, then their seen-twice
+// bits), so that one cache line holds both. After mark has seen every
+// entry, an entry whose slot was seen once holds its key alone. Keys of a
+// range are random in their low 56 bits, mostly; the hash (a multiply by an
+// odd constant, the top bits) spreads the others.
+type singleFilter struct {
+	f     []uint64
+	shift uint // 64 − log2(slots)
+	words int  // len(f)
+}
+
+// newSingleFilter returns the shape (no words yet) of a filter for n
+// entries: at least filterSlots·n slots, 128 at least.
+func newSingleFilter(n int) singleFilter {
+	lg := max(bits.Len(uint(filterSlots*n-1)), 7)
+	return singleFilter{shift: uint(64 - lg), words: 1 << (lg - 5)}
+}
+
+// slot returns the index of the word pair of key k's slot, and its bit.
+func (f *singleFilter) slot(k uint64) (int, uint64) {
+	h := k * 0x9e3779b97f4a7c15 >> f.shift
+	return int(h>>6) * 2, h & 63
+}
+
+// mark marks the slots of es's keys: seen, or seen twice if seen before.
+func (f *singleFilter) mark(es []Wide) {
+	w := f.f
+	for _, e := range es {
+		i, b := f.slot(e.Key)
+		p := (*[2]uint64)(w[i : i+2])
+		p[1] |= p[0] & (1 << b)
+		p[0] |= 1 << b
+	}
+}
+
+// split copies the entries of es whose slot was seen twice to dst from
+// index k on, and, if singles is true, the others to sg from m on; it
+// returns the new ends. dst may be es itself, or hold es further on: an
+// entry is written no further than where it is read.
+func (f *singleFilter) split(es, dst []Wide, k int, sg []Wide, m int, singles bool) (int, int) {
+	w := f.f
+	if !singles {
+		for _, e := range es {
+			i, b := f.slot(e.Key)
+			if w[i+1]>>b&1 != 0 {
+				dst[k] = e
+				k++
+			}
+		}
+		return k, m
+	}
+	for _, e := range es {
+		i, b := f.slot(e.Key)
+		shared := int(w[i+1] >> b & 1)
+		dst[k] = e
+		k += shared
+		sg[m] = e
+		m += 1 - shared
+	}
+	return k, m
 }
 
 // countDigits counts the entries of es by the two digits PartIterator.sort
