@@ -231,6 +231,18 @@ func (t *hashTable) touch(hashes []uint64) uint64 {
 	return sum
 }
 
+// prefetch starts bringing the tags and home slot of key (hi, lo) into the
+// processor's caches and returns at once (see prefetch), so that a get of
+// the key made a while later, after other work, finds them there. Safe for
+// concurrent use, as get is.
+func (t *hashTable) prefetch(hi, lo uint64) {
+	h := t.cur.Load()
+	fp, _ := fingerprint(hi, lo)
+	i, _ := h.home(fp)
+	prefetch(unsafe.Pointer(&h.tags[i>>2]))
+	prefetch(unsafe.Pointer(&h.s[i]))
+}
+
 // len is the number of keys held.
 func (t *hashTable) len() int { return t.n }
 
