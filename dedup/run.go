@@ -59,6 +59,9 @@ type run struct {
 	emptySig []uint64        // the signature of a text without features, for sigOut
 
 	ids         *dupid.Detector // during sign: the check of repeated ids
+	idsDone     <-chan error    // the check's result, when it runs beside later work (checkIDsBeside)
+	idsWaited   bool            // idsErr is the check's result
+	idsErr      error
 	dropped     int64           // documents made bad for a repeated id
 	droppedDocs []int64         // those documents, ascending
 	bad         *corpus.BadLog  // Options.BadOut, or nil
@@ -303,10 +306,22 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 		}},
 		{"write", func(ctx context.Context) error { return r.write(ctx, outDir) }},
 	}...)
+	// The check of repeated ids may still run beside the stages after sign
+	// (checkIDsBeside): its error comes first, as when it ran at the end of
+	// sign, and no stage after candidates starts before it is done.
+	defer r.waitIDs()
 	for i, st := range stages {
 		t := time.Now()
 		if err := st.fn(ctx); err != nil {
+			if werr := r.waitIDs(); werr != nil {
+				return nil, werr
+			}
 			return nil, err
+		}
+		if st.name == "candidates" {
+			if err := r.waitIDs(); err != nil {
+				return nil, err
+			}
 		}
 		if i < len(stages)-1 {
 			collectBetweenStages()
