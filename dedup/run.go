@@ -62,9 +62,9 @@ type run struct {
 	idsDone     <-chan error    // the check's result, when it runs beside later work (checkIDsBeside)
 	idsWaited   bool            // idsErr is the check's result
 	idsErr      error
-	dropped     int64           // documents made bad for a repeated id
-	droppedDocs []int64         // those documents, ascending
-	bad         *corpus.BadLog  // Options.BadOut, or nil
+	dropped     int64          // documents made bad for a repeated id
+	droppedDocs []int64        // those documents, ascending
+	bad         *corpus.BadLog // Options.BadOut, or nil
 
 	hashMetrics minhash.Metrics
 	parseStats  corpus.Stats
