@@ -83,6 +83,12 @@ func (e *exactPass) has(k [2]uint64) bool {
 	return ok
 }
 
+// fetch starts bringing the table's slot for key k into the processor's
+// caches, for a worker's has(k) a document later (see signer.document).
+func (e *exactPass) fetch(k [2]uint64) {
+	e.table.prefetch(k[0], k[1])
+}
+
 // prefetch brings the table's slots for the keys of hashes (two words a
 // key: a batch's, before the collector resolves them in turn) into the
 // processor's caches, all at once (hashTable.touch).

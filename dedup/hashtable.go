@@ -67,8 +67,20 @@ type hashSlots struct {
 }
 
 func newHashSlots(n int) *hashSlots {
-	return &hashSlots{s: make([]hashSlot, n), tags: make([]atomic.Uint32, (n+3)/4), n: uint64(n)}
+	h := &hashSlots{s: make([]hashSlot, n), tags: make([]atomic.Uint32, (n+3)/4), n: uint64(n)}
+	if n >= hugeSlots {
+		// Probes land anywhere in the arrays: in 4 KiB pages each would
+		// miss the TLB too (in a virtual machine, a walk of two page
+		// tables), more than the cache miss itself.
+		hugePages(unsafe.Pointer(unsafe.SliceData(h.s)), n*int(unsafe.Sizeof(hashSlot{})))
+		hugePages(unsafe.Pointer(unsafe.SliceData(h.tags)), len(h.tags)*4)
+	}
+	return h
 }
+
+// hugeSlots is the fewest slots for which a table's arrays are given huge
+// pages (hugePages): 16 MiB of slots, 1 MiB of tags.
+const hugeSlots = 1 << 20
 
 // home returns the first slot probed for a key of fingerprint fp and the
 // key's tag: the fingerprint is mixed (Fibonacci hashing) and its high bits
@@ -229,6 +241,17 @@ func (t *hashTable) touch(hashes []uint64) uint64 {
 		sum += uint64(h.tags[j>>2].Load()) + h.s[j].fp
 	}
 	return sum
+}
+
+// prefetch starts bringing the tags and home slot of key (hi, lo) into the
+// processor's caches and returns at once (see prefetch), so that a get of
+// the key made a while later, after other work, finds them there. Safe for
+// concurrent use, as get is.
+func (t *hashTable) prefetch(hi, lo uint64) {
+	h := t.cur.Load()
+	fp, _ := fingerprint(hi, lo)
+	i, _ := h.home(fp)
+	prefetch(unsafe.Pointer(&h.tags[i>>2]))
 }
 
 // len is the number of keys held.

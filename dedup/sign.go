@@ -62,6 +62,7 @@ type signer struct {
 	locate  bool   // keep, of an input's texts, the records' locations where they have one (see textStore)
 	stored  bool   // signatures are read, not made (Options.Signatures): parse only
 	maxText int    // capacity of texts kept across batches
+	last    int64  // the index of the batch's last record (begin)
 
 	// The exact-duplicate pass (exact.go), when th is not nil.
 	th    sketch.TextHasher
@@ -70,6 +71,33 @@ type signer struct {
 	// signAll: a copy the table already knows is signed all the same
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
+	// Under the pass a document is decided and signed one call later
+	// (document): ahead is the one waiting, if any. Two sketchers take
+	// turns (sks, ths; par is the next one's), so that the one that hashed
+	// a document, whose shingler keeps the text's normalisation for the
+	// Sign that follows (sketch.TextHasher), still has it when the
+	// document is signed: each hashes a copy of its document's text
+	// (texts) and then signs it. metrics are each one's counts after its
+	// last signature.
+	sks     [2]sketch.Sketcher
+	ths     [2]sketch.TextHasher
+	metrics [2]minhash.Metrics
+	texts   [2][]byte
+	par     int
+	ahead   pending
+	waiting bool
+}
+
+// pending is a document hashed and waiting for its decision and signature
+// (signer.document).
+type pending struct {
+	j      int   // its position in the batch's result
+	index  int64 // the record's
+	loc    recordLoc
+	text   []byte
+	hi, lo uint64
+	hashed bool // its text has a hash (not empty)
+	par    int  // the sketcher that hashed it
 }
 
 // begin empties out, which holds an earlier batch's documents, for b.
@@ -91,6 +119,16 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	if w.batch != nil {
 		w.batch.reset()
 	}
+	w.waiting, w.ahead = false, pending{}
+	w.last = -1
+	if n := len(b.Records); n > 0 {
+		w.last = b.Records[n-1].Index
+	}
+	for i := range w.texts {
+		if cap(w.texts[i]) > w.maxText {
+			w.texts[i] = nil
+		}
+	}
 	if w.keepTx && cap(out.texts) < b.Bytes() && (w.stored || !w.locate || !located(b)) {
 		// Texts are no longer than their raw records: one allocation of the
 		// right size rather than append's doubling, which would leave every
@@ -110,8 +148,16 @@ func located(b *corpus.Batch) bool {
 	return true
 }
 
-// document signs and bands one document.
+// document signs and bands one document. Under the exact pass it hashes
+// the document's text, starts fetching the text's slot of the pass's table
+// (exactPass.fetch) and then decides on and signs the document before it
+// (flush), so that the fetch, a cache miss most of the time (the table is
+// megabytes, the text most often new), overlaps that work instead of
+// stalling the lookup; the batch's last document is decided at once. The
+// decisions are those of a lookup made straight away, a document later: the
+// collector decides which documents are copies whatever the workers do.
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
+	j := len(out.index)
 	out.index = append(out.index, rec.Index)
 	var loc recordLoc
 	if w.keepTx && w.locate {
@@ -125,60 +171,96 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.length = append(out.length, int64(len(doc.Text)))
 	out.keep = append(out.keep, doc.Keep)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
-	out.metrics = append(out.metrics, minhash.Metrics{}) // set below if signed
-	if w.th != nil {
-		hi, lo, empty := w.th.TextHash(doc.Text)
-		if !empty {
-			out.hashes = append(out.hashes, hi, lo)
-			if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
-				// A copy of an earlier document: not signed (nor, with
-				// stored signatures, banded).
-				out.status = append(out.status, docCopy)
-				out.textEnd = append(out.textEnd, len(out.texts))
-				out.entEnd = append(out.entEnd, len(out.entries))
-				return nil
-			}
-			w.batch.getOrPut(hi, lo, 0, true)
+	out.metrics = append(out.metrics, minhash.Metrics{}) // set when signed
+	if w.th == nil {
+		w.finish(out, pending{j: j, index: rec.Index, loc: loc, text: doc.Text})
+		return nil
+	}
+	p := pending{j: j, index: rec.Index, loc: loc, par: w.par}
+	w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
+	p.text = w.texts[p.par]
+	hi, lo, empty := w.ths[p.par].TextHash(p.text)
+	if !empty {
+		p.hi, p.lo, p.hashed = hi, lo, true
+		out.hashes = append(out.hashes, hi, lo)
+		w.exact.fetch([2]uint64{hi, lo})
+	}
+	w.flush(out)
+	w.par ^= 1
+	if rec.Index == w.last {
+		w.finish(out, p)
+		return nil
+	}
+	w.ahead, w.waiting = p, true
+	return nil
+}
+
+// flush decides on and signs the document waiting, if any.
+func (w *signer) flush(out *signed) {
+	if w.waiting {
+		w.waiting = false
+		w.finish(out, w.ahead)
+		w.ahead = pending{}
+	}
+}
+
+// finish decides whether document p is a copy the pass already knows and,
+// if not, signs and bands it.
+func (w *signer) finish(out *signed, p pending) {
+	if p.hashed {
+		hi, lo := p.hi, p.lo
+		if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
+			// A copy of an earlier document: not signed (nor, with
+			// stored signatures, banded).
+			out.status = append(out.status, docCopy)
+			out.textEnd = append(out.textEnd, len(out.texts))
+			out.entEnd = append(out.entEnd, len(out.entries))
+			return
 		}
+		w.batch.getOrPut(hi, lo, 0, true)
 	}
 	if w.stored {
 		// The collector takes the stored signature, in input order, and
 		// makes the band-key entries (takeStored). The features are not
 		// counted (report.json's drift has none): that takes hashing.
 		out.status = append(out.status, docOK)
-		out.texts = append(out.texts, doc.Text...)
+		out.texts = append(out.texts, p.text...)
 		out.textEnd = append(out.textEnd, len(out.texts))
 		out.entEnd = append(out.entEnd, len(out.entries))
-		return nil
+		return
 	}
+	sk := w.sks[p.par]
 	n := len(out.sigs)
-	before := w.sk.Metrics()
-	sigs, empty := w.sk.Sign(out.sigs, doc.Text)
-	out.metrics[len(out.metrics)-1] = w.sk.Metrics().Sub(before)
+	sigs, empty := sk.Sign(out.sigs, p.text)
+	// Only Sign moves the counts: the difference from the last reading
+	// is this signature's.
+	m := sk.Metrics()
+	out.metrics[p.j] = m.Sub(w.metrics[p.par])
+	w.metrics[p.par] = m
 	if empty {
 		out.sigs = sigs[:n]
 		out.status = append(out.status, docEmpty)
 		out.textEnd = append(out.textEnd, len(out.texts))
 		out.entEnd = append(out.entEnd, len(out.entries))
-		return nil
+		return
 	}
 	out.sigs = sigs
 	out.status = append(out.status, docOK)
-	if w.keepTx && loc.src == "" {
+	if w.keepTx && p.loc.src == "" {
 		// Kept whole: the record cannot be read back (see textStore).
-		out.texts = append(out.texts, doc.Text...)
+		out.texts = append(out.texts, p.text...)
 	}
 	out.textEnd = append(out.textEnd, len(out.texts))
 	if w.band {
-		w.keys = w.sk.AppendKeys(w.keys[:0], sigs[n:])
-		out.entries = sketch.AppendKeyEntries(out.entries, w.keys, w.base+uint32(rec.Index), w.keyBits)
+		w.keys = sk.AppendKeys(w.keys[:0], sigs[n:])
+		out.entries = sketch.AppendKeyEntries(out.entries, w.keys, w.base+uint32(p.index), w.keyBits)
 	}
 	out.entEnd = append(out.entEnd, len(out.entries))
-	return nil
 }
 
 // skip records a record that did not parse (under SkipBad) as a bad document.
 func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
+	w.flush(out)
 	out.index = append(out.index, rec.Index)
 	out.locs = append(out.locs, recordLoc{})
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
@@ -407,8 +489,16 @@ func (r *run) newSigner() (*signer, error) {
 		batchBytes = corpus.DefaultBatchBytes
 	}
 	w := &signer{sk: sk, keyBits: r.sketch.KeyBits(), band: r.job.Sketch.Resolved(), keepTx: r.job.Verify == VerifyExact, maxText: 4 * batchBytes}
+	w.sks[0], w.sks[1] = sk, sk
 	if r.exact != nil {
-		w.th, _ = sk.(sketch.TextHasher)
+		if w.ths[0], _ = sk.(sketch.TextHasher); w.ths[0] != nil {
+			// The second sketcher of the turns (see signer).
+			if w.sks[1], err = r.sketch.NewSketcher(); err != nil {
+				return nil, err
+			}
+			w.ths[1] = w.sks[1].(sketch.TextHasher)
+			w.th = w.ths[0]
+		}
 		w.exact, w.batch = r.exact, newHashTable(1<<10)
 	}
 	return w, nil
