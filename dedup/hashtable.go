@@ -4,6 +4,8 @@ import (
 	"math/bits"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/neardup/neardup/internal/hugepage"
 )
 
 // The table of the exact-duplicate pass.
@@ -72,14 +74,14 @@ func newHashSlots(n int) *hashSlots {
 		// Probes land anywhere in the arrays: in 4 KiB pages each would
 		// miss the TLB too (in a virtual machine, a walk of two page
 		// tables), more than the cache miss itself.
-		hugePages(unsafe.Pointer(unsafe.SliceData(h.s)), n*int(unsafe.Sizeof(hashSlot{})))
-		hugePages(unsafe.Pointer(unsafe.SliceData(h.tags)), len(h.tags)*4)
+		hugepage.Advise(unsafe.Pointer(unsafe.SliceData(h.s)), n*int(unsafe.Sizeof(hashSlot{})))
+		hugepage.Advise(unsafe.Pointer(unsafe.SliceData(h.tags)), len(h.tags)*4)
 	}
 	return h
 }
 
 // hugeSlots is the fewest slots for which a table's arrays are given huge
-// pages (hugePages): 16 MiB of slots, 1 MiB of tags.
+// pages (hugepage.Advise): 16 MiB of slots, 1 MiB of tags.
 const hugeSlots = 1 << 20
 
 // home returns the first slot probed for a key of fingerprint fp and the

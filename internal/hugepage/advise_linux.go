@@ -1,13 +1,13 @@
 //go:build linux
 
-package dedup
+package hugepage
 
 import (
 	"syscall"
 	"unsafe"
 )
 
-// hugePages advises the kernel to back the whole 2 MiB pages within the n
+// Advise advises the kernel to back the whole 2 MiB pages within the n
 // bytes at p with huge pages (madvise MADV_HUGEPAGE: honoured where
 // transparent huge pages are enabled on request or always), so that random
 // reads across an array of many megabytes, such as the exact pass's table,
@@ -15,8 +15,8 @@ import (
 // (an old kernel, huge pages turned off) changes nothing but the speed.
 // The memory must not have been touched yet for the kernel to fault it in
 // as huge pages at once.
-func hugePages(p unsafe.Pointer, n int) {
-	off, m := hugeSpan(uintptr(p), n)
+func Advise(p unsafe.Pointer, n int) {
+	off, m := Span(uintptr(p), n)
 	if m > 0 {
 		_ = syscall.Madvise(unsafe.Slice((*byte)(p), n)[off:off+m], syscall.MADV_HUGEPAGE)
 	}

@@ -1,4 +1,4 @@
-package dedup
+package hugepage
 
 import (
 	"math/rand/v2"
@@ -6,12 +6,12 @@ import (
 	"unsafe"
 )
 
-// TestHugeSpan: the span is the whole huge pages within the bytes, checked
+// TestSpan: the span is the whole huge pages within the bytes, checked
 // against a walk over huge-page boundaries, at addresses on, just past and
 // just before a boundary and at random ones, for sizes from 0 to a few huge
 // pages.
-func TestHugeSpan(t *testing.T) {
-	const h = hugePageBytes
+func TestSpan(t *testing.T) {
+	const h = Bytes
 	r := rand.New(rand.NewPCG(5, 6))
 	addrs := []uintptr{0, 1, h - 1, h, h + 1, 7*h - 4096, 1 << 40}
 	for range 200 {
@@ -33,15 +33,15 @@ func TestHugeSpan(t *testing.T) {
 				}
 				wantLen += h
 			}
-			off, length := hugeSpan(a, n)
+			off, length := Span(a, n)
 			if length != wantLen || (length > 0 && off != wantOff) {
-				t.Fatalf("hugeSpan(%#x, %d) = %d, %d; want %d, %d", a, n, off, length, wantOff, wantLen)
+				t.Fatalf("Span(%#x, %d) = %d, %d; want %d, %d", a, n, off, length, wantOff, wantLen)
 			}
 		}
 	}
 	// Advice on live memory changes nothing in it.
 	b := make([]byte, 5*h+123)
-	hugePages(unsafe.Pointer(unsafe.SliceData(b)), len(b))
+	Advise(unsafe.Pointer(unsafe.SliceData(b)), len(b))
 	for i := range b {
 		b[i] = byte(i)
 	}
