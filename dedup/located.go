@@ -76,17 +76,23 @@ func locOf(rec *corpus.Record) recordLoc {
 // sets' CPU.
 func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
 	l := locOf(rec)
-	if l.src == "" || len(doc.Text) == 0 || len(doc.Text) > len(rec.Raw) {
+	if l.src == "" || !inRecord(rec, doc.Text) {
 		return l
 	}
-	raw := uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw)))
-	text := uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text)))
-	if text < raw || text-raw > uintptr(len(rec.Raw)-len(doc.Text)) {
-		return l
-	}
-	l.off += int64(text - raw)
+	l.off += int64(uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw))))
 	l.n, l.text = len(doc.Text), true
 	return l
+}
+
+// inRecord reports whether text, not empty, is bytes of rec.Raw as they
+// are (a piece the parser gave of the record), not of the parser's buffer.
+func inRecord(rec *corpus.Record, text []byte) bool {
+	if len(text) == 0 || len(text) > len(rec.Raw) {
+		return false
+	}
+	raw := uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw)))
+	t := uintptr(unsafe.Pointer(unsafe.SliceData(text)))
+	return t >= raw && t-raw <= uintptr(len(rec.Raw)-len(text))
 }
 
 // sourceFile is an input file texts are read back from.

@@ -176,9 +176,15 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		w.finish(out, pending{j: j, index: rec.Index, loc: loc, text: doc.Text})
 		return nil
 	}
-	p := pending{j: j, index: rec.Index, loc: loc, par: w.par}
-	w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
-	p.text = w.texts[p.par]
+	p := pending{j: j, index: rec.Index, loc: loc, par: w.par, text: doc.Text}
+	if !inRecord(rec, doc.Text) {
+		// In the parser's buffer (escapes decoded), which the next record
+		// overwrites: the sketcher's own copy. A text that is bytes of the
+		// record stays as it is until the batch is done, and the document
+		// waits at most until the batch's last one.
+		w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
+		p.text = w.texts[p.par]
+	}
 	hi, lo, empty := w.ths[p.par].TextHash(p.text)
 	if !empty {
 		p.hi, p.lo, p.hashed = hi, lo, true
