@@ -75,18 +75,34 @@ func locOf(rec *corpus.Record) recordLoc {
 // short documents, parsing the records again was a sixth of the feature
 // sets' CPU.
 func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
-	l := locOf(rec)
-	if l.src == "" || len(doc.Text) == 0 || len(doc.Text) > len(rec.Raw) {
-		return l
+	var l recordLoc
+	setTextLoc(&l, rec, doc)
+	return l
+}
+
+// setTextLoc sets *l, which is zero, to textLocOf(rec, doc), in place: a
+// worker writes it straight into its batch's locations, where a
+// recordLoc returned was copied twice.
+func setTextLoc(l *recordLoc, rec *corpus.Record, doc *corpus.Document) {
+	if rec.Source == "" {
+		return
+	}
+	l.src, l.file, l.name, l.format, l.off, l.n = rec.Source, rec.File, rec.Name, rec.Format, rec.SourceOffset, len(rec.Raw)
+	if inRecord(rec, doc.Text) {
+		l.off += int64(uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw))))
+		l.n, l.text = len(doc.Text), true
+	}
+}
+
+// inRecord reports whether text, not empty, is bytes of rec.Raw as they
+// are (a piece the parser gave of the record), not of the parser's buffer.
+func inRecord(rec *corpus.Record, text []byte) bool {
+	if len(text) == 0 || len(text) > len(rec.Raw) {
+		return false
 	}
 	raw := uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw)))
-	text := uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text)))
-	if text < raw || text-raw > uintptr(len(rec.Raw)-len(doc.Text)) {
-		return l
-	}
-	l.off += int64(text - raw)
-	l.n, l.text = len(doc.Text), true
-	return l
+	t := uintptr(unsafe.Pointer(unsafe.SliceData(text)))
+	return t >= raw && t-raw <= uintptr(len(rec.Raw)-len(text))
 }
 
 // sourceFile is an input file texts are read back from.

@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
@@ -93,10 +94,10 @@ type signer struct {
 type pending struct {
 	j      int   // its position in the batch's result
 	index  int64 // the record's
-	loc    recordLoc
 	text   []byte
 	hi, lo uint64
 	hashed bool // its text has a hash (not empty)
+	whole  bool // its text cannot be read back by location: keep it (see textStore)
 	par    int  // the sketcher that hashed it
 }
 
@@ -121,9 +122,16 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	}
 	w.waiting, w.ahead = false, pending{}
 	w.last = -1
-	if n := len(b.Records); n > 0 {
+	n := len(b.Records)
+	if n > 0 {
 		w.last = b.Records[n-1].Index
 	}
+	// Each record has one element in each of these: grown here once a
+	// batch, not by the appends of its documents.
+	out.index, out.locs, out.file, out.line = slices.Grow(out.index, n), slices.Grow(out.locs, n), slices.Grow(out.file, n), slices.Grow(out.line, n)
+	out.status, out.idEnd, out.idHash = slices.Grow(out.status, n), slices.Grow(out.idEnd, n), slices.Grow(out.idHash, n)
+	out.length, out.keep, out.hasKeep = slices.Grow(out.length, n), slices.Grow(out.keep, n), slices.Grow(out.hasKeep, n)
+	out.metrics, out.textEnd, out.entEnd = slices.Grow(out.metrics, n), slices.Grow(out.textEnd, n), slices.Grow(out.entEnd, n)
 	for i := range w.texts {
 		if cap(w.texts[i]) > w.maxText {
 			w.texts[i] = nil
@@ -159,11 +167,11 @@ func located(b *corpus.Batch) bool {
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
 	j := len(out.index)
 	out.index = append(out.index, rec.Index)
-	var loc recordLoc
+	out.locs = append(out.locs, recordLoc{})
 	if w.keepTx && w.locate {
-		loc = textLocOf(rec, doc)
+		setTextLoc(&out.locs[j], rec, doc)
 	}
-	out.locs = append(out.locs, loc)
+	whole := out.locs[j].src == ""
 	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
 	out.ids = append(out.ids, doc.ID...)
 	out.idEnd = append(out.idEnd, len(out.ids))
@@ -173,12 +181,18 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	out.hasKeep = append(out.hasKeep, doc.HasKeep)
 	out.metrics = append(out.metrics, minhash.Metrics{}) // set when signed
 	if w.th == nil {
-		w.finish(out, pending{j: j, index: rec.Index, loc: loc, text: doc.Text})
+		w.finish(out, &pending{j: j, index: rec.Index, whole: whole, text: doc.Text})
 		return nil
 	}
-	p := pending{j: j, index: rec.Index, loc: loc, par: w.par}
-	w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
-	p.text = w.texts[p.par]
+	p := pending{j: j, index: rec.Index, whole: whole, par: w.par, text: doc.Text}
+	if !inRecord(rec, doc.Text) {
+		// In the parser's buffer (escapes decoded), which the next record
+		// overwrites: the sketcher's own copy. A text that is bytes of the
+		// record stays as it is until the batch is done, and the document
+		// waits at most until the batch's last one.
+		w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
+		p.text = w.texts[p.par]
+	}
 	hi, lo, empty := w.ths[p.par].TextHash(p.text)
 	if !empty {
 		p.hi, p.lo, p.hashed = hi, lo, true
@@ -188,7 +202,7 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	w.flush(out)
 	w.par ^= 1
 	if rec.Index == w.last {
-		w.finish(out, p)
+		w.finish(out, &p)
 		return nil
 	}
 	w.ahead, w.waiting = p, true
@@ -198,15 +212,16 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 // flush decides on and signs the document waiting, if any.
 func (w *signer) flush(out *signed) {
 	if w.waiting {
+		// w.ahead is left as it is (begin clears it): the next
+		// document overwrites it.
 		w.waiting = false
-		w.finish(out, w.ahead)
-		w.ahead = pending{}
+		w.finish(out, &w.ahead)
 	}
 }
 
 // finish decides whether document p is a copy the pass already knows and,
 // if not, signs and bands it.
-func (w *signer) finish(out *signed, p pending) {
+func (w *signer) finish(out *signed, p *pending) {
 	if p.hashed {
 		hi, lo := p.hi, p.lo
 		if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
@@ -246,7 +261,7 @@ func (w *signer) finish(out *signed, p pending) {
 	}
 	out.sigs = sigs
 	out.status = append(out.status, docOK)
-	if w.keepTx && p.loc.src == "" {
+	if w.keepTx && p.whole {
 		// Kept whole: the record cannot be read back (see textStore).
 		out.texts = append(out.texts, p.text...)
 	}

@@ -22,7 +22,10 @@ import (
 // metrics, in record order. Batches of 1 to 40 records, with records that
 // do not parse (Skip) anywhere, first and last included, texts without
 // features, copies next to each other, across batches and known to the
-// table beforehand, under signAll too.
+// table beforehand, under signAll too; texts that are bytes of their
+// records (not copied: the worker's copies stay empty until a text is in
+// the parser's buffer) and texts in the parser's buffer, each wiped as the
+// parser and the reader would once they are done with it.
 func TestSignerAhead(t *testing.T) {
 	opts := &Options{}
 	job, err := opts.Job()
@@ -67,6 +70,7 @@ func TestSignerAhead(t *testing.T) {
 				}
 			}
 			index := int64(0)
+			scratch := false // a text with features was in the parser's buffer
 			for batch := range 60 {
 				n := 1 + rng.IntN(40)
 				if batch%7 == 0 {
@@ -84,6 +88,13 @@ func TestSignerAhead(t *testing.T) {
 					b.Records = append(b.Records, corpus.Record{Index: index, File: "f", Line: index + 1})
 					index++
 				}
+				// A text is bytes of its record (the batch's memory), or
+				// in the parser's buffer (escapes decoded).
+				inRec := make([]bool, n)
+				for i := range n {
+					inRec[i] = rng.IntN(2) == 0
+					b.Records[i].Raw = fmt.Appendf(nil, `{"text":"%s"}`, texts[i])
+				}
 				var got signed
 				w.begin(&got, b)
 				for i := range n {
@@ -93,10 +104,23 @@ func TestSignerAhead(t *testing.T) {
 						continue
 					}
 					doc := corpus.Document{ID: fmt.Appendf(nil, "d%d", rec.Index), Text: []byte(texts[i])}
+					if inRec[i] {
+						doc.Text = rec.Raw[len(`{"text":"`) : len(`{"text":"`)+len(texts[i])]
+					} else {
+						scratch = scratch || len(texts[i]) > 0
+					}
 					if err := w.document(&got, rec, &doc); err != nil {
 						t.Fatal(err)
 					}
-					clear(doc.Text) // the parser reuses its buffer
+					if !inRec[i] {
+						clear(doc.Text) // the parser reuses its buffer
+					}
+				}
+				if !scratch && (cap(w.texts[0]) > 0 || cap(w.texts[1]) > 0) {
+					t.Fatalf("batch %d: texts copied (%d, %d bytes of capacity) though every one was bytes of its record", batch, cap(w.texts[0]), cap(w.texts[1]))
+				}
+				for i := range b.Records {
+					clear(b.Records[i].Raw) // the reader reuses the batch
 				}
 				want := signAtOnce(t, r, sk, w, b, texts, bad)
 				if !slices.Equal(got.status, want.status) || !slices.Equal(got.sigs, want.sigs) ||

@@ -211,7 +211,7 @@ func appendKeys0Packed32(dst, packed []uint64, b, r int) []uint64 {
 	dst = slices.Grow(dst, b)[:n+b]
 	out := dst[n:]
 	packed = packed[:(b*r+1)/2]
-	i := 0
+	i := appendKeys0Packed32Vec(out, packed, b, r)
 	if r%2 == 0 {
 		// Every band starts a word: its rows are r/2 whole words.
 		w := r / 2

@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"fmt"
 	"math/bits"
 	"math/rand/v2"
 	"slices"
@@ -94,8 +95,33 @@ func TestAppendKeysReference(t *testing.T) {
 // the keys of AppendKeys (and refKeys) of the slots unpacked, whatever
 // their odd or even count, and ignores slots past Bands·Rows.
 func TestAppendKeys32(t *testing.T) {
+	for _, vec := range []bool{false, true} {
+		if vec && !useAVX512 {
+			t.Log("no AVX-512 here: the vector kernel is not tested")
+			continue
+		}
+		t.Run(fmt.Sprintf("vec=%v", vec), func(t *testing.T) {
+			defer func(v bool) { useAVX512 = v }(useAVX512)
+			useAVX512 = vec
+			testAppendKeys32(t, append(slices.Clip(keyCases), vecCases...))
+		})
+	}
+}
+
+// vecCases are the shapes the vector kernel of 32-bit slots splits on:
+// groups of eight bands and the bands left over, every even row count it
+// takes (2 to 2·maxVecWords) and the first it does not, past the 256
+// precomputed band starts.
+var vecCases = []Params{
+	{Bands: 8, Rows: 2}, {Bands: 8, Rows: 4}, {Bands: 9, Rows: 6}, {Bands: 15, Rows: 6},
+	{Bands: 17, Rows: 6}, {Bands: 24, Rows: 10}, {Bands: 8, Rows: 12}, {Bands: 11, Rows: 14},
+	{Bands: 16, Rows: 16}, {Bands: 8, Rows: 18}, {Bands: 7, Rows: 6}, {Bands: 264, Rows: 4},
+	{Bands: 259, Rows: 6},
+}
+
+func testAppendKeys32(t *testing.T, cases []Params) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, p := range keyCases {
+	for _, p := range cases {
 		for range 5 {
 			slots := randomSlots(rng, p.Slots()+rng.IntN(3))
 			for j := range slots {
