@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
@@ -511,6 +512,9 @@ func (r *run) collect(s *signed) error {
 			return err
 		}
 	}
+	if r.exact != nil && !r.exact.sized && len(s.hashes) > 0 {
+		r.exact.presize(expectedDocs(r.inputs, s))
+	}
 	words := r.sketch.Words()
 	id0, tx0, sg, hs, en, kept := 0, 0, 0, 0, 0, 0
 	for j, idx := range s.index {
@@ -584,6 +588,52 @@ func (r *run) collect(s *signed) error {
 		return r.feed.add(s)
 	}
 	return r.entries.Add(s.entries...)
+}
+
+// expectedDocs estimates the number of records in inputs from their size
+// and the bytes a record of batch s (the first) takes: from where its
+// records are in their file, when they are located (the bytes between the
+// first and the last one's starts, over the records between them), else
+// from their texts and ids (fewer bytes than the records': the estimate is
+// then high). It returns 0 when it cannot tell (standard input, a
+// directory, a batch of fewer than two records). A compressed input's size
+// makes it low. The exact pass sizes its table by it (exactPass.presize):
+// an estimate off costs a growth of the table or unused slots, never a
+// different decision.
+func expectedDocs(inputs []string, s *signed) int64 {
+	if len(s.index) < 2 {
+		return 0
+	}
+	var total int64
+	for _, in := range inputs {
+		fi, err := os.Stat(in)
+		if in == "-" || err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		total += fi.Size()
+	}
+	// Located: the first and last records of one file in the batch.
+	first, last := -1, -1
+	for j := range s.locs {
+		if s.locs[j].src == "" {
+			continue
+		}
+		if first < 0 {
+			first = j
+		} else if s.locs[j].src == s.locs[first].src {
+			last = j
+		}
+	}
+	if last > first && first >= 0 && s.index[last] > s.index[first] && s.locs[last].off > s.locs[first].off {
+		per := float64(s.locs[last].off-s.locs[first].off) / float64(s.index[last]-s.index[first])
+		return int64(float64(total) / per)
+	}
+	var bytes int64
+	for _, n := range s.length {
+		bytes += n + 1
+	}
+	bytes += int64(len(s.ids))
+	return total / max(bytes/int64(len(s.index)), 1)
 }
 
 // prefetchDocs is how many documents' slots of the exact pass's table the
