@@ -77,12 +77,11 @@ func newExactPass(memory int64, tmp string) *exactPass {
 }
 
 // presize sizes the table, before the first document is resolved, for the
-// documents a run is expected to have (docs, an estimate: see
-// run.expectedDocs; 0 or less, unknown), with an eighth more for the
-// estimate's error, within the table's share of the budget: the table then
-// grows by doubling only if the estimate fell short (hashTable.reserve).
-// Which documents are copies does not depend on it (the table's limit is
-// the budget's, whatever its size).
+// documents a run is expected to have (docs, an estimate, its error
+// included: see expectedDocs; 0 or less, unknown), within the table's
+// share of the budget: the table then grows by doubling only if the
+// estimate fell short (hashTable.reserve). Which documents are copies does
+// not depend on it (the table's limit is the budget's, whatever its size).
 func (e *exactPass) presize(docs int64) {
 	if e.sized {
 		return
@@ -91,7 +90,7 @@ func (e *exactPass) presize(docs int64) {
 	if docs <= 0 {
 		return
 	}
-	e.table.reserve(int(min(docs+docs/8, int64(e.limit))))
+	e.table.reserve(int(min(docs, int64(e.limit))))
 }
 
 // has reports whether a document with hash k is already first of its

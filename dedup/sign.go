@@ -512,8 +512,19 @@ func (r *run) collect(s *signed) error {
 			return err
 		}
 	}
-	if r.exact != nil && !r.exact.sized && len(s.hashes) > 0 {
-		r.exact.presize(expectedDocs(r.inputs, s))
+	if !r.docs.sized && len(s.index) > 1 {
+		// Sized once, from the first batch, for the documents expected:
+		// the exact pass's table and the document table then do not grow
+		// by copying on their way.
+		n := expectedDocs(r.inputs, s)
+		n += n / 8 // the estimate's error
+		if r.exact != nil {
+			r.exact.presize(n)
+		}
+		// The status array's reserve, a byte a document, is held
+		// against the garbage collector's limit before it is used: at
+		// most a 64th of the budget, should the estimate be far off.
+		r.docs.reserve(int(min(n, r.opts.Memory/64, 1<<sketch.EntryDocBits))) // 0: unknown, nothing reserved
 	}
 	words := r.sketch.Words()
 	id0, tx0, sg, hs, en, kept := 0, 0, 0, 0, 0, 0
