@@ -130,3 +130,42 @@ func TestDocTableAttrs(t *testing.T) {
 		t.Errorf("KeepFirst attrs %v %v; want none", a.Lengths, a.Values)
 	}
 }
+
+// TestDocTableReserve: a table reserved for n documents adds n without
+// moving its per-document arrays, holds what was added before and after,
+// and grows as before past n.
+func TestDocTableReserve(t *testing.T) {
+	for _, policy := range []cluster.PolicyKind{cluster.KeepFirst, cluster.KeepLongest, cluster.KeepField} {
+		d := newDocTable(policy)
+		d.add(docOK, []byte("a"), 10, 1.5, true)
+		d.reserve(1000)
+		if !d.sized {
+			t.Fatalf("policy %v: not marked sized", policy)
+		}
+		status := &d.status[:1][0]
+		for i := 1; i < 1000; i++ {
+			d.add(uint8(i%4), []byte(fmt.Sprint(i)), int64(i), float64(i), i%2 == 0)
+		}
+		if &d.status[0] != status {
+			t.Errorf("policy %v: status moved within the reserve", policy)
+		}
+		d.add(docOK, []byte("past"), 5, 5, true) // past the reserve
+		if d.len() != 1001 || d.status[999] != uint8(999%4) || string(d.id(1000)) != "past" || string(d.id(0)) != "a" {
+			t.Fatalf("policy %v: len %d, status[999] %d, ids %q %q", policy, d.len(), d.status[999], d.id(0), d.id(1000))
+		}
+		switch policy {
+		case cluster.KeepLongest:
+			if len(d.lengths) != 1001 || d.lengths[0] != 10 || d.lengths[999] != 999 {
+				t.Errorf("lengths: %d of them, [0] %d, [999] %d", len(d.lengths), d.lengths[0], d.lengths[999])
+			}
+		case cluster.KeepField:
+			if len(d.keep) != 1001 || d.keep[0] != 1.5 || !math.IsNaN(d.keep[999]) || d.keep[998] != 998 {
+				t.Errorf("keep: %d of them, [0] %v, [998] %v, [999] %v", len(d.keep), d.keep[0], d.keep[998], d.keep[999])
+			}
+		}
+		d.reserve(10) // never shrinks
+		if d.len() != 1001 {
+			t.Errorf("policy %v: reserve below the length changed it to %d", policy, d.len())
+		}
+	}
+}

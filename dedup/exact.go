@@ -50,6 +50,7 @@ type exactPass struct {
 	hash    [16]byte
 
 	touched uint64 // what prefetch read (kept, so that its reads are made)
+	sized   bool   // presize was called
 
 	copies     []uint64 // copy<<32 | first, by copy ascending
 	lateCopies bool     // some copies were found after the sign stage (and banded)
@@ -73,6 +74,23 @@ func newExactPass(memory int64, tmp string) *exactPass {
 		limit:   hashTableLimit(memory / 12),
 		lateOpt: dupid.Options{Memory: memory / 24, TempDir: tmp},
 	}
+}
+
+// presize sizes the table, before the first document is resolved, for the
+// documents a run is expected to have (docs, an estimate, its error
+// included: see expectedDocs; 0 or less, unknown), within the table's
+// share of the budget: the table then grows by doubling only if the
+// estimate fell short (hashTable.reserve). Which documents are copies does
+// not depend on it (the table's limit is the budget's, whatever its size).
+func (e *exactPass) presize(docs int64) {
+	if e.sized {
+		return
+	}
+	e.sized = true
+	if docs <= 0 {
+		return
+	}
+	e.table.reserve(int(min(docs, int64(e.limit))))
 }
 
 // has reports whether a document with hash k is already first of its

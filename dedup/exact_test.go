@@ -420,3 +420,44 @@ func TestCopyGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestExpectedDocs: the estimate of a run's documents from its inputs'
+// size and the first batch: exact from located records of equal size,
+// high (from texts and ids) without locations, none for standard input, a
+// directory or a batch of one record.
+func TestExpectedDocs(t *testing.T) {
+	dir := t.TempDir()
+	const n, size = 1000, 50 // records of 50 bytes, newline included
+	path := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(path, bytes.Repeat([]byte(`{"id":"abcde","text":"0123456789012345678901234"}`+"\n"), n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	located := &signed{}
+	plain := &signed{}
+	for i := range 10 {
+		// The text's location within the record (textRaw), as textLocOf gives it.
+		located.index = append(located.index, int64(i))
+		located.locs = append(located.locs, recordLoc{src: path, off: int64(i*size + 22), n: 25, text: true})
+		plain.index = append(plain.index, int64(i))
+		plain.length = append(plain.length, 25)
+		plain.ids = append(plain.ids, "abcde"...)
+	}
+	for _, c := range []struct {
+		name   string
+		inputs []string
+		s      *signed
+		lo, hi int64
+	}{
+		{"located", []string{path}, located, n, n},
+		{"two inputs", []string{path, path}, located, 2 * n, 2 * n},
+		{"not located", []string{path}, plain, n, 2 * n},
+		{"standard input", []string{"-"}, located, 0, 0},
+		{"directory", []string{dir}, located, 0, 0},
+		{"missing", []string{filepath.Join(dir, "none")}, located, 0, 0},
+		{"one record", []string{path}, &signed{index: []int64{0}, locs: located.locs[:1], length: []int64{25}}, 0, 0},
+	} {
+		if got := expectedDocs(c.inputs, c.s); got < c.lo || got > c.hi {
+			t.Errorf("%s: got %d documents; want %d to %d", c.name, got, c.lo, c.hi)
+		}
+	}
+}

@@ -231,3 +231,54 @@ func TestHashTableTags(t *testing.T) {
 		t.Fatalf("%d slots used; the table holds %d keys", used, tab.len())
 	}
 }
+
+// TestHashTableReserve: a table reserved for n keys holds them without
+// growing, keeps the keys it had, is never shrunk, and a bounded table's
+// reserve stops at its largest array; a table that got fewer slots than it
+// needed grows as before.
+func TestHashTableReserve(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		tab       *hashTable
+		reserve   int
+		keys      int
+		wantSlots int // after reserve
+	}{
+		{"unbounded", newHashTable(16), 10000, 10000, 11430},
+		{"bounded", newBoundedHashTable(16 << 20), 50000, 50000, 57144},
+		{"bounded past its largest", newBoundedHashTable(1 << 20), 1 << 20, hashTableLimit(1 << 20), hashTableSlots(1 << 20)},
+		{"too few", newHashTable(16), 1000, 5000, 1144},
+		{"never smaller", newHashTable(4096), 10, 100, 4096},
+		{"none", newHashTable(16), 0, 10, 16},
+	} {
+		r := rand.New(rand.NewPCG(uint64(c.keys), 2))
+		var keys [][2]uint64
+		// A few keys before, which reserve copies.
+		for i := range min(5, c.keys) {
+			k := [2]uint64{r.Uint64(), r.Uint64()}
+			keys = append(keys, k)
+			c.tab.getOrPut(k[0], k[1], uint32(i), true)
+		}
+		c.tab.reserve(c.reserve)
+		h := c.tab.cur.Load()
+		if len(h.s) != c.wantSlots {
+			t.Fatalf("%s: %d slots after reserve(%d); want %d", c.name, len(h.s), c.reserve, c.wantSlots)
+		}
+		for i := len(keys); i < c.keys; i++ {
+			k := [2]uint64{r.Uint64(), r.Uint64()}
+			keys = append(keys, k)
+			if _, ok := c.tab.getOrPut(k[0], k[1], uint32(i), true); ok {
+				t.Fatalf("%s: key %d found before it was added", c.name, i)
+			}
+		}
+		grew := c.tab.cur.Load() != h
+		if want := c.keys > c.reserve && c.keys*8 > len(h.s)*maxLoad; grew != want {
+			t.Fatalf("%s: grew %v after reserve(%d) and %d keys; want %v", c.name, grew, c.reserve, c.keys, want)
+		}
+		for i, k := range keys {
+			if d, ok := c.tab.get(k[0], k[1]); !ok || d != uint32(i) {
+				t.Fatalf("%s: key %d = (%d, %v); want (%d, true)", c.name, i, d, ok, i)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -19,10 +20,10 @@ import (
 // which are known only once every document is signed. A document read from
 // an input that stores its record as is (corpus.Record.Source: a JSON Lines,
 // text or dir file that is not compressed, or the spool of standard input)
-// is kept as its location, 17 bytes, and its record is read back and parsed
+// is kept as its location, about 9 bytes, and its record is read back and parsed
 // again when its feature set is made (textReader); only the texts of the
 // others (compressed inputs, Parquet, WARC, reference documents) are kept
-// whole. At 5M short documents the locations are about 80 MB, held in
+// whole. At 5M short documents the locations are about 45 MB, held in
 // memory within the texts' share of the budget, where the texts were 1.1
 // GB, 0.89 GB of it spilled. Re-reading takes a third of the input (the
 // documents in candidate pairs), in input order, in spans of neighbouring
@@ -32,13 +33,12 @@ import (
 // byte followed by the text or by the record's location.
 const (
 	textInline byte = iota // the text follows
-	textAt                 // file uint32, offset uint64, length uint32 follow (little endian)
+	textAt                 // file, offset and length follow, uvarints (binary.AppendUvarint)
 	// textRaw is as textAt, but the location is of the text itself within
 	// the record: a JSON string without escapes, or a record that is its
 	// own text, whose bytes are the text, so that it is read back without
 	// parsing the record again.
 	textRaw
-	textAtLen = 1 + 4 + 8 + 4
 )
 
 // maxSpan is the most bytes one read of neighbouring records spans.
@@ -159,17 +159,54 @@ func (t *textStore) appendAt(l *recordLoc) error {
 		t.index[l.src] = i
 		t.files = append(t.files, &sourceFile{path: l.src, file: l.file, name: l.name, format: l.format, size: fi.Size(), mod: fi.ModTime()})
 	}
+	t.rec = appendTextLoc(t.rec[:0], textLoc{file: i, off: l.off, n: l.n, raw: l.text})
+	_, err := t.st.Append(t.rec)
+	return err
+}
+
+// textLoc is a text's location as the store keeps it: a source file's
+// number, the offset and length of the record (or, raw, of the text
+// within it).
+type textLoc struct {
+	file uint32
+	off  int64
+	n    int
+	raw  bool // the bytes are the text (textRaw), else its record's
+}
+
+// appendTextLoc appends l's text record to b: its tag and three uvarints,
+// 9 bytes for a short document of a file under 32 GiB (17 in fixed widths,
+// as it was: the store held and faulted in twice the bytes).
+func appendTextLoc(b []byte, l textLoc) []byte {
 	tag := textAt
-	if l.text {
+	if l.raw {
 		tag = textRaw
 	}
-	b := append(t.rec[:0], tag)
-	b = binary.LittleEndian.AppendUint32(b, i)
-	b = binary.LittleEndian.AppendUint64(b, uint64(l.off))
-	b = binary.LittleEndian.AppendUint32(b, uint32(l.n))
-	t.rec = b
-	_, err := t.st.Append(b)
-	return err
+	b = append(b, tag)
+	b = binary.AppendUvarint(b, uint64(l.file))
+	b = binary.AppendUvarint(b, uint64(l.off))
+	return binary.AppendUvarint(b, uint64(l.n))
+}
+
+// parseTextLoc reads a text record made by appendTextLoc; it returns false
+// for any other record (a text kept whole, none, or a malformed one).
+func parseTextLoc(b []byte) (textLoc, bool) {
+	if len(b) == 0 || (b[0] != textAt && b[0] != textRaw) {
+		return textLoc{}, false
+	}
+	var v [3]uint64
+	rest := b[1:]
+	for k := range v {
+		var n int
+		if v[k], n = binary.Uvarint(rest); n <= 0 {
+			return textLoc{}, false
+		}
+		rest = rest[n:]
+	}
+	if len(rest) != 0 || v[0] > math.MaxUint32 || v[1] > math.MaxInt64 || v[2] > math.MaxInt32 {
+		return textLoc{}, false
+	}
+	return textLoc{file: uint32(v[0]), off: int64(v[1]), n: int(v[2]), raw: b[0] == textRaw}, true
 }
 
 // SpilledBytes is the size of the store's spill file.
@@ -281,18 +318,7 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 		}
 		return r.recs[lo:r.ends[i]]
 	}
-	type at struct {
-		file uint32
-		off  int64
-		n    int
-		raw  bool // the bytes are the text (textRaw), else its record's
-	}
-	loc := func(b []byte) (at, bool) {
-		if len(b) != textAtLen || (b[0] != textAt && b[0] != textRaw) {
-			return at{}, false
-		}
-		return at{binary.LittleEndian.Uint32(b[1:]), int64(binary.LittleEndian.Uint64(b[5:])), int(binary.LittleEndian.Uint32(b[13:])), b[0] == textRaw}, true
-	}
+	loc := parseTextLoc
 	for i := 0; i < len(docs); {
 		b := rec(i)
 		l, ok := loc(b)

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -316,5 +317,44 @@ func TestTextLocation(t *testing.T) {
 		}
 		byText.Close()
 		byRecord.Close()
+	}
+}
+
+// TestTextLocRoundTrip: a location's record reads back as written, at the
+// widths' edges, and is as short as its varints; records of other kinds
+// (a text kept whole, none) and malformed ones (cut short, a byte too
+// many, a length past int32) are not read as locations.
+func TestTextLocRoundTrip(t *testing.T) {
+	for _, c := range []struct {
+		l    textLoc
+		size int
+	}{
+		{textLoc{}, 4},
+		{textLoc{file: 0, off: 1_280_000_000, n: 250, raw: true}, 1 + 1 + 5 + 2},
+		{textLoc{file: 1<<32 - 1, off: 1<<63 - 1, n: 1<<31 - 1}, 1 + 5 + 9 + 5},
+		{textLoc{file: 300, off: 127, n: 128, raw: true}, 1 + 2 + 1 + 2},
+	} {
+		b := appendTextLoc([]byte("x"), c.l)[1:]
+		if len(b) != c.size {
+			t.Errorf("%+v: %d bytes; want %d", c.l, len(b), c.size)
+		}
+		got, ok := parseTextLoc(b)
+		if !ok || got != c.l {
+			t.Errorf("%+v: read back as %+v, %v", c.l, got, ok)
+		}
+		for cut := range len(b) {
+			if _, ok := parseTextLoc(b[:cut]); ok {
+				t.Errorf("%+v: cut to %d bytes, still read as a location", c.l, cut)
+			}
+		}
+		if _, ok := parseTextLoc(append(b[:len(b):len(b)], 0)); ok {
+			t.Errorf("%+v: a byte too many, still read as a location", c.l)
+		}
+	}
+	tooLong := binary.AppendUvarint([]byte{textAt, 0, 0}, 1<<31)
+	for _, b := range [][]byte{nil, {textInline}, append([]byte{textInline}, "text"...), tooLong} {
+		if l, ok := parseTextLoc(b); ok {
+			t.Errorf("%q read as a location %+v", b, l)
+		}
 	}
 }

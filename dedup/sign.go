@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"os"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
@@ -526,6 +527,20 @@ func (r *run) collect(s *signed) error {
 			return err
 		}
 	}
+	if !r.docs.sized && len(s.index) > 1 {
+		// Sized once, from the first batch, for the documents expected:
+		// the exact pass's table and the document table then do not grow
+		// by copying on their way.
+		n := expectedDocs(r.inputs, s)
+		n += n / 8 // the estimate's error
+		if r.exact != nil {
+			r.exact.presize(n)
+		}
+		// The status array's reserve, a byte a document, is held
+		// against the garbage collector's limit before it is used: at
+		// most a 64th of the budget, should the estimate be far off.
+		r.docs.reserve(int(min(n, r.opts.Memory/64, 1<<sketch.EntryDocBits))) // 0: unknown, nothing reserved
+	}
 	words := r.sketch.Words()
 	id0, tx0, sg, hs, en, kept := 0, 0, 0, 0, 0, 0
 	for j, idx := range s.index {
@@ -599,6 +614,52 @@ func (r *run) collect(s *signed) error {
 		return r.feed.add(s)
 	}
 	return r.entries.Add(s.entries...)
+}
+
+// expectedDocs estimates the number of records in inputs from their size
+// and the bytes a record of batch s (the first) takes: from where its
+// records are in their file, when they are located (the bytes between the
+// first and the last one's starts, over the records between them), else
+// from their texts and ids (fewer bytes than the records': the estimate is
+// then high). It returns 0 when it cannot tell (standard input, a
+// directory, a batch of fewer than two records). A compressed input's size
+// makes it low. The exact pass sizes its table by it (exactPass.presize):
+// an estimate off costs a growth of the table or unused slots, never a
+// different decision.
+func expectedDocs(inputs []string, s *signed) int64 {
+	if len(s.index) < 2 {
+		return 0
+	}
+	var total int64
+	for _, in := range inputs {
+		fi, err := os.Stat(in)
+		if in == "-" || err != nil || !fi.Mode().IsRegular() {
+			return 0
+		}
+		total += fi.Size()
+	}
+	// Located: the first and last records of one file in the batch.
+	first, last := -1, -1
+	for j := range s.locs {
+		if s.locs[j].src == "" {
+			continue
+		}
+		if first < 0 {
+			first = j
+		} else if s.locs[j].src == s.locs[first].src {
+			last = j
+		}
+	}
+	if last > first && first >= 0 && s.index[last] > s.index[first] && s.locs[last].off > s.locs[first].off {
+		per := float64(s.locs[last].off-s.locs[first].off) / float64(s.index[last]-s.index[first])
+		return int64(float64(total) / per)
+	}
+	var bytes int64
+	for _, n := range s.length {
+		bytes += n + 1
+	}
+	bytes += int64(len(s.ids))
+	return total / max(bytes/int64(len(s.index)), 1)
 }
 
 // prefetchDocs is how many documents' slots of the exact pass's table the
