@@ -3,8 +3,8 @@ package dedup
 import (
 	"context"
 	"fmt"
-	"slices"
 	"os"
+	"slices"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/cluster"
