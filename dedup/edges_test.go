@@ -178,3 +178,37 @@ func TestEdgeStoreConcurrentPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSortByID: sortByID orders documents as a stable sort by id of the
+// documents listed ascending does, on ids already in the documents' order,
+// in random order, in reverse, and with many repeated ids, of 0 to 300
+// documents.
+func TestSortByID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	gens := map[string]func(i int) string{
+		"ordered":  func(i int) string { return fmt.Sprintf("s%09d", i) },
+		"random":   func(int) string { return fmt.Sprintf("r%d", rng.IntN(1<<30)) },
+		"reversed": func(i int) string { return fmt.Sprintf("v%09d", 1000-i) },
+		"repeats":  func(int) string { return fmt.Sprint("x", rng.IntN(4)) },
+		"prefixes": func(int) string { return strings.Repeat("a", rng.IntN(5)) },
+	}
+	for name, gen := range gens {
+		for n := range 300 {
+			ids := make([][]byte, 2*n)
+			var docs []uint32
+			for d := range ids {
+				ids[d] = []byte(gen(d))
+				if rng.IntN(2) == 0 {
+					docs = append(docs, uint32(d))
+				}
+			}
+			id := func(d uint32) []byte { return ids[d] }
+			want := slices.Clone(docs)
+			slices.SortStableFunc(want, func(x, y uint32) int { return bytes.Compare(id(x), id(y)) })
+			sortByID(docs, id)
+			if !slices.Equal(docs, want) {
+				t.Fatalf("%s n=%d: sortByID = %v; want %v", name, n, docs, want)
+			}
+		}
+	}
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -177,7 +178,7 @@ func (r *run) writePairs(w *bufio.Writer) error {
 			docs = append(docs, uint32(d))
 		}
 	}
-	slices.SortStableFunc(docs, func(x, y uint32) int { return bytes.Compare(r.docs.id(x), r.docs.id(y)) })
+	sortByID(docs, r.docs.id)
 	rank := make([]uint32, r.docs.len())
 	for i, d := range docs {
 		rank[d] = uint32(i)
@@ -213,6 +214,25 @@ func (r *run) writePairs(w *bufio.Writer) error {
 		}
 	}
 	return it.Err()
+}
+
+// sortByID sorts docs, ascending, by id and, among equal ids, by
+// document: the order a stable sort by id gives docs listed ascending.
+// Inputs whose ids follow the documents' order (as generated and exported
+// corpora's usually do) are only checked, in one pass; else the documents
+// break ties, which makes the order total and an unstable sort enough: a
+// stable sort's merges cost the 5M short documents' 0.93M documents in
+// pairs a few times the comparisons.
+func sortByID(docs []uint32, id func(uint32) []byte) {
+	byID := func(x, y uint32) int {
+		if c := bytes.Compare(id(x), id(y)); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	}
+	if !slices.IsSortedFunc(docs, byID) {
+		slices.SortFunc(docs, byID)
+	}
 }
 
 // writeClusters writes one cluster a line (jobspec.AppendClusterLine).
