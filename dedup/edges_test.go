@@ -178,3 +178,46 @@ func TestEdgeStoreConcurrentPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRankByID: rankByID ranks documents as a stable sort by id of the
+// documents listed ascending does, equal ids ranked as the first, on ids
+// already in the documents' order, in random order (most out of order
+// early, some late), in reverse, with many repeated ids and ids prefixes of
+// one another, of 0 to 300 documents.
+func TestRankByID(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	gens := map[string]func(i int) string{
+		"ordered":  func(i int) string { return fmt.Sprintf("s%09d", i) },
+		"random":   func(int) string { return fmt.Sprintf("r%d", rng.IntN(1<<30)) },
+		"late":     func(i int) string { return fmt.Sprintf("l%09d", i%290) },
+		"reversed": func(i int) string { return fmt.Sprintf("v%09d", 1000-i) },
+		"repeats":  func(int) string { return fmt.Sprint("x", rng.IntN(4)) },
+		"prefixes": func(int) string { return strings.Repeat("a", rng.IntN(5)) },
+	}
+	for name, gen := range gens {
+		for n := range 300 {
+			ids := make([][]byte, 2*n)
+			var docs []uint32
+			for d := range ids {
+				ids[d] = []byte(gen(d))
+				if rng.IntN(2) == 0 {
+					docs = append(docs, uint32(d))
+				}
+			}
+			id := func(d uint32) []byte { return ids[d] }
+			// The ranking writePairs made before rankByID.
+			sorted := slices.Clone(docs)
+			slices.SortStableFunc(sorted, func(x, y uint32) int { return bytes.Compare(id(x), id(y)) })
+			want := make([]uint32, len(ids))
+			for i, d := range sorted {
+				want[d] = uint32(i)
+				if i > 0 && bytes.Equal(id(d), id(sorted[i-1])) {
+					want[d] = want[sorted[i-1]]
+				}
+			}
+			if got := rankByID(docs, len(ids), id); !slices.Equal(got, want) {
+				t.Fatalf("%s n=%d: rankByID = %v; want %v", name, n, got, want)
+			}
+		}
+	}
+}

@@ -72,6 +72,45 @@ func TestOverlapJaccard(t *testing.T) {
 	}
 }
 
+// TestOverlapRandom: Overlap counts what a map of a's values counts, on
+// random sets of 0–70 values drawn from ranges narrow (mostly shared) to
+// wide (mostly not), with the extremes 0 and MaxUint64 thrown in.
+func TestOverlapRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	set := func(n int, span uint64) []uint64 {
+		s := make([]uint64, n)
+		for i := range s {
+			switch rng.IntN(20) {
+			case 0:
+				s[i] = 0
+			case 1:
+				s[i] = math.MaxUint64
+			default:
+				s[i] = rng.Uint64N(span)
+			}
+		}
+		return Normalize(s)
+	}
+	for _, span := range []uint64{4, 64, 1 << 10, math.MaxUint64} {
+		for range 2000 {
+			a, b := set(rng.IntN(71), span), set(rng.IntN(71), span)
+			in := make(map[uint64]bool, len(a))
+			for _, v := range a {
+				in[v] = true
+			}
+			want := 0
+			for _, v := range b {
+				if in[v] {
+					want++
+				}
+			}
+			if got := Overlap(a, b); got != want {
+				t.Fatalf("Overlap(%v, %v) = %d; want %d", a, b, got, want)
+			}
+		}
+	}
+}
+
 func TestAllPairsErrors(t *testing.T) {
 	good := [][]uint64{{1, 2}, {2, 3}}
 	for _, th := range []float64{0, -0.5, 1.0000001, 2, math.NaN(), math.Inf(1), math.Inf(-1)} {

@@ -10,6 +10,8 @@ import (
 	"os"
 	"slices"
 	"unsafe"
+
+	"github.com/neardup/neardup/internal/hugepage"
 )
 
 // Chunk sizes: a quarter of the budget, as a power of two in
@@ -127,7 +129,15 @@ func (s *Store) newChunk() ([]byte, error) {
 	if spare != nil {
 		return spare, nil
 	}
-	return make([]byte, s.chunkSize), nil
+	mem := make([]byte, s.chunkSize)
+	// Backed by huge pages where whole ones fit (an 8 MiB chunk holds three
+	// or four): a chunk is filled whole, and the feature sets' chunks at
+	// 5M short documents under 1 GiB were 40k page faults of 4 KiB, a
+	// fifth of the run's. Fresh memory is untouched until the copy into
+	// it; memory the heap reuses is already backed, and the advice
+	// changes nothing.
+	hugepage.Advise(unsafe.Pointer(unsafe.SliceData(mem)), len(mem))
+	return mem, nil
 }
 
 // Get appends record i to dst and returns it.

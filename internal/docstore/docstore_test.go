@@ -8,7 +8,8 @@ import (
 )
 
 func TestStoreSpillsAndReads(t *testing.T) {
-	for _, budget := range []int64{0, 1 << 20, 1 << 40} {
+	// 16 MiB: chunks of 4 MiB, in huge pages (hugepage.Advise), spilled.
+	for _, budget := range []int64{0, 1 << 20, 16 << 20, 1 << 40} {
 		s := New(t.TempDir(), "test", budget)
 		r := rand.New(rand.NewPCG(1, uint64(budget)))
 		var want [][]uint64

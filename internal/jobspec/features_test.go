@@ -78,14 +78,13 @@ func TestSortSet(t *testing.T) {
 			return f
 		},
 	}
-	var scratch []uint64
+	var s setSorter
 	for name, gen := range gens {
 		for n := 0; n <= smallSet+40; n++ {
 			for range 3 {
 				f := gen(n)
 				want := refSet(f)
-				var got []uint64
-				got, scratch = sortSet(f, scratch)
+				got := s.sortSet(f)
 				if !slices.Equal(got, want) {
 					t.Fatalf("%s n=%d: sortSet = %v; want %v", name, n, got, want)
 				}
@@ -99,7 +98,7 @@ func TestSortSet(t *testing.T) {
 	f := gens["hashes"](5000)
 	f = append(f, f[:100]...)
 	want := refSet(f)
-	if got, _ := sortSet(f, nil); !slices.Equal(got, want) {
+	if got := new(setSorter).sortSet(f); !slices.Equal(got, want) {
 		t.Fatal("sortSet of 5,100 values with 100 repeats differs from slices.Sort")
 	}
 }
@@ -174,7 +173,8 @@ func BenchmarkSortSet(b *testing.B) {
 	}
 	for _, way := range []string{"slices", "small"} {
 		b.Run("sort="+way, func(b *testing.B) {
-			var buf, scratch []uint64
+			var buf []uint64
+			var s setSorter
 			b.SetBytes(size)
 			cpu0 := cputime.Process()
 			for b.Loop() {
@@ -184,7 +184,7 @@ func BenchmarkSortSet(b *testing.B) {
 						slices.Sort(buf)
 						buf = slices.Compact(buf)
 					} else {
-						buf, scratch = sortSet(buf, scratch)
+						buf = s.sortSet(buf)
 					}
 				}
 			}

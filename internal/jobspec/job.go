@@ -114,7 +114,7 @@ type Verifier struct {
 	mode      Verify
 	threshold float64
 	sh        *shingle.Shingler // under VerifyExact
-	scratch   []uint64
+	sorter    setSorter
 }
 
 // NewVerifier returns a Verifier of j's pairs, whose signatures are of
@@ -151,8 +151,7 @@ func (v *Verifier) Exact() bool { return v.mode == VerifyExact }
 // grown as needed). Only for a Verifier that is Exact.
 func (v *Verifier) Features(dst []uint64, text []byte) []uint64 {
 	f := v.sh.AppendFeatures(dst[:0], text)
-	f, v.scratch = sortSet(f, v.scratch)
-	return f
+	return v.sorter.sortSet(f)
 }
 
 // Verify checks the candidate pair whose signatures are sa and sb and, for
