@@ -8,15 +8,18 @@ import (
 )
 
 // blockPool hands Partitioned its ranges' entry blocks, carved from slabs
-// of many megabytes advised to be backed by huge pages before they are
-// first touched (hugepage.Advise), and takes back the blocks of a range
-// that spilled for the next blocks of the same size.
+// of up to 64 MiB, and takes back the blocks of a range that spilled for
+// the next blocks of the same size, so that memory a spilled range let go
+// is written again at once, not left to the garbage collector while fresh
+// pages are faulted in for the ranges still growing (at 1 GiB and 5M
+// documents: 205–244k page faults a run before, 120–180k with the pool).
 //
-// Why: at a budget that holds every entry, the blocks (1.2 GB at 5M
-// documents) were each a Go allocation of fresh memory, faulted in 4 KiB
-// at a time as Add first wrote it: 300k page faults, each a kernel entry
-// and a page zeroed, the larger budget's whole excess of system time.
-// A 2 MiB page faults once for 512 of those.
+// The slabs are not advised to be backed by huge pages (hugepage.Advise):
+// on the 2-core test machine, a virtual machine whose balloon device
+// reports free memory to the host, a fresh huge page cost four times the
+// CPU of the 4 KiB pages it replaced to zero (the host faults each page of
+// it in again), more than the 300k faults saved (BENCHMARKS.md, "The
+// entry blocks' memory").
 //
 // The slabs are ordinary Go allocations (pointer-free, never scanned), so
 // the runtime's memory limit sees them. Partitioned's budget counts the
@@ -44,32 +47,6 @@ const (
 	slabMin = 64 << 10
 	slabMax = 64 << 20
 )
-
-// newSlab returns n entries (untouched) advised to be backed by huge
-// pages. Slabs of slabAlignMin bytes or more start at a huge page's
-// boundary: a Go allocation is aligned to 8 KiB only, and an unaligned
-// slab's partial huge pages at either end, faulted 4 KiB at a time, were
-// most of its faults (512 for 2 MiB of edges). The 2 MiB allocated more
-// for it are never touched, so never resident, but the runtime's memory
-// limit counts them: 3 % of a 64 MiB slab.
-func newSlab(n int) []Wide {
-	const size = int(unsafe.Sizeof(Wide{}))
-	pad := 0
-	if n*size >= slabAlignMin {
-		pad = hugepage.Bytes / size
-	}
-	b := make([]Wide, n+pad)
-	if pad > 0 {
-		off, _ := hugepage.Span(uintptr(unsafe.Pointer(unsafe.SliceData(b))), len(b)*size)
-		b = b[off/size : off/size+n : off/size+n]
-	}
-	// Before the first touch: make leaves fresh memory untouched.
-	hugepage.Advise(unsafe.Pointer(unsafe.SliceData(b)), n*size)
-	return b
-}
-
-// slabAlignMin is the smallest slab aligned to a huge page.
-const slabAlignMin = 8 << 20
 
 // newBlockPool returns a pool whose slabs suit a budget of hold bytes of
 // blocks.
@@ -110,7 +87,7 @@ func (a *blockPool) get(n int) []Wide {
 			a.put(r[:0:m])
 			r = r[m:]
 		}
-		a.slab = newSlab(max(a.slabLen, n))
+		a.slab = make([]Wide, max(a.slabLen, n))
 		a.slabs++
 	}
 	b := a.slab[:0:n]
@@ -136,8 +113,11 @@ func (a *blockPool) reset() {
 	*a = blockPool{slabLen: a.slabLen}
 }
 
-// makeHuge returns make([]Wide, n), advised to be backed by huge pages
-// (the reading iterators' sort buffers, megabytes each).
+// makeHuge returns make([]Wide, n), advised to be backed by huge pages:
+// the reading iterators' sort buffers, megabytes each, unlike the slabs
+// written again for every range they sort, at random places (the radix
+// sort's scatter), where a huge page spares a TLB miss each time; their
+// first touch is paid once.
 func makeHuge(n int) []Wide {
 	b := make([]Wide, n)
 	hugepage.Advise(unsafe.Pointer(unsafe.SliceData(b)), n*int(unsafe.Sizeof(Wide{})))

@@ -48,7 +48,7 @@ type Partitioned struct {
 	parts       [Partitions]partition
 	cur         [Partitions][]Wide // each range's block being filled, or its entries staged
 	held        int64              // bytes of blocks held now
-	pool        blockPool          // where blocks come from (huge pages)
+	pool        blockPool          // where blocks come from, and go back to after a spill
 	enc         []byte             // a segment being encoded
 	maxSeg      int                // the longest segment written
 	f           *os.File
