@@ -8,7 +8,7 @@ import (
 )
 
 // blockPool hands Partitioned its ranges' entry blocks, carved from slabs
-// of up to 64 MiB, and takes back the blocks of a range that spilled for
+// of up to 4 MiB, and takes back the blocks of a range that spilled for
 // the next blocks of the same size, so that memory a spilled range let go
 // is written again at once, not left to the garbage collector while fresh
 // pages are faulted in for the ranges still growing (at 1 GiB and 5M
@@ -45,7 +45,7 @@ type blockPool struct {
 // slab many times its size.
 const (
 	slabMin = 64 << 10
-	slabMax = 64 << 20
+	slabMax = 4 << 20
 )
 
 // newBlockPool returns a pool whose slabs suit a budget of hold bytes of
