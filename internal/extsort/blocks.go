@@ -12,7 +12,7 @@ import (
 // the next blocks of the same size, so that memory a spilled range let go
 // is written again at once, not left to the garbage collector while fresh
 // pages are faulted in for the ranges still growing (at 1 GiB and 5M
-// documents: 205–244k page faults a run before, 120–180k with the pool).
+// documents: 205–244k page faults a run before, 174–202k with the pool).
 //
 // The slabs are not advised to be backed by huge pages (hugepage.Advise):
 // on the 2-core test machine, a virtual machine whose balloon device
