@@ -48,6 +48,7 @@ type Partitioned struct {
 	parts       [Partitions]partition
 	cur         [Partitions][]Wide // each range's block being filled, or its entries staged
 	held        int64              // bytes of blocks held now
+	pool        blockPool          // where blocks come from, and go back to after a spill
 	enc         []byte             // a segment being encoded
 	maxSeg      int                // the longest segment written
 	f           *os.File
@@ -96,7 +97,7 @@ func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
 	sortMem := budget / 4
 	hold := budget - sortMem
 	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock))
-	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, sem: semaphore.NewWeighted(sortMem)}
+	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, pool: newBlockPool(hold), sem: semaphore.NewWeighted(sortMem)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
@@ -160,7 +161,7 @@ func (s *Partitioned) full(i int) error {
 		p.blocks = append(p.blocks, *cur)
 		p.n += len(*cur)
 	}
-	*cur = make([]Wide, 0, size)
+	*cur = s.pool.get(int(size))
 	p.mem += size
 	s.held += 16 * size
 	return nil
@@ -178,7 +179,13 @@ func (s *Partitioned) spillPart(i int) error {
 	}
 	p.n += len(*cur)
 	s.held += 16 * (int64(s.stage) - p.mem)
-	p.blocks, *cur, p.mem = nil, make([]Wide, 0, s.stage), int64(s.stage)
+	for _, b := range p.blocks {
+		s.pool.put(b)
+	}
+	if *cur != nil {
+		s.pool.put(*cur)
+	}
+	p.blocks, *cur, p.mem = nil, s.pool.get(s.stage), int64(s.stage)
 	return nil
 }
 
@@ -296,6 +303,7 @@ func (s *Partitioned) SpilledBytes() int64 { return s.off }
 // iterator is closed; it may be called more than once.
 func (s *Partitioned) Close() error {
 	s.parts, s.cur = [Partitions]partition{}, [Partitions][]Wide{}
+	s.pool.reset()
 	if s.f == nil {
 		return nil
 	}
@@ -462,7 +470,7 @@ func (it *PartIterator) load(i int) error {
 			m, r, fw = n, rb, f.words // what this range needs, which fits
 		}
 		it.reserve(int64(32*m + r + 8*fw))
-		it.a, it.b, it.rbuf, it.filter = make([]Wide, 0, m), make([]Wide, m), make([]byte, r), make([]uint64, fw)
+		it.a, it.b, it.rbuf, it.filter = makeHuge(m)[:0], makeHuge(m), make([]byte, r), make([]uint64, fw)
 	}
 	if f.words > 0 {
 		f.f = it.filter[:f.words]
