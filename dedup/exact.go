@@ -50,7 +50,6 @@ type exactPass struct {
 	hash    [16]byte
 
 	touched uint64 // what prefetch read (kept, so that its reads are made)
-	sized   bool   // presize was called
 
 	copies     []uint64 // copy<<32 | first, by copy ascending
 	lateCopies bool     // some copies were found after the sign stage (and banded)
@@ -82,11 +81,8 @@ func newExactPass(memory int64, tmp string) *exactPass {
 // share of the budget: the table then grows by doubling only if the
 // estimate fell short (hashTable.reserve). Which documents are copies does
 // not depend on it (the table's limit is the budget's, whatever its size).
+// The collector calls it once, with the first batch (see collect).
 func (e *exactPass) presize(docs int64) {
-	if e.sized {
-		return
-	}
-	e.sized = true
 	if docs <= 0 {
 		return
 	}

@@ -68,26 +68,17 @@ func locOf(rec *corpus.Record) recordLoc {
 	return recordLoc{src: rec.Source, file: rec.File, name: rec.Name, format: rec.Format, off: rec.SourceOffset, n: len(rec.Raw)}
 }
 
-// textLocOf returns the location of doc's text, parsed from rec, when the
-// text is bytes of rec.Raw as they are (no escapes decoded, no markup
-// taken out: the parser gave a piece of the record), and else that of rec
-// (locOf). A text read back by its own location needs no parsing: at 5M
-// short documents, parsing the records again was a sixth of the feature
-// sets' CPU.
-func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
-	var l recordLoc
-	setTextLoc(&l, rec, doc)
-	return l
-}
-
-// setTextLoc sets *l, which is zero, to textLocOf(rec, doc), in place: a
-// worker writes it straight into its batch's locations, where a
-// recordLoc returned was copied twice.
+// setTextLoc sets *l, which is zero, to the location of doc's text, parsed
+// from rec, when the text is bytes of rec.Raw as they are (no escapes
+// decoded, no markup taken out: the parser gave a piece of the record), and
+// else to that of rec (locOf). A text read back by its own location needs
+// no parsing: at 5M short documents, parsing the records again was a sixth
+// of the feature sets' CPU. A worker writes it straight into its batch's
+// locations, where a recordLoc returned was copied twice.
 func setTextLoc(l *recordLoc, rec *corpus.Record, doc *corpus.Document) {
-	if rec.Source == "" {
+	if *l = locOf(rec); l.src == "" {
 		return
 	}
-	l.src, l.file, l.name, l.format, l.off, l.n = rec.Source, rec.File, rec.Name, rec.Format, rec.SourceOffset, len(rec.Raw)
 	if inRecord(rec, doc.Text) {
 		l.off += int64(uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw))))
 		l.n, l.text = len(doc.Text), true
@@ -318,10 +309,9 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 		}
 		return r.recs[lo:r.ends[i]]
 	}
-	loc := parseTextLoc
 	for i := 0; i < len(docs); {
 		b := rec(i)
-		l, ok := loc(b)
+		l, ok := parseTextLoc(b)
 		if !ok {
 			var text []byte
 			if len(b) > 0 {
@@ -339,7 +329,7 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 		// The run of following documents in the same file within maxSpan.
 		j, end := i+1, l.off+int64(l.n)
 		for ; j < len(docs); j++ {
-			m, ok := loc(rec(j))
+			m, ok := parseTextLoc(rec(j))
 			if !ok || m.file != l.file || m.off < l.off || m.off+int64(m.n)-l.off > maxSpan {
 				break
 			}
@@ -353,7 +343,7 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 			return err
 		}
 		for k := i; k < j; k++ {
-			m, _ := loc(rec(k))
+			m, _ := parseTextLoc(rec(k))
 			text := span[m.off-l.off : m.off-l.off+int64(m.n)]
 			if !m.raw {
 				var err error

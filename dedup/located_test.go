@@ -24,6 +24,13 @@ import (
 // past the budget's share), while the same corpus gzipped, whose records
 // cannot be read back, spills its texts as before; the outputs of both are
 // the same.
+// textLocOf returns the location setTextLoc sets, for tests to compare.
+func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
+	var l recordLoc
+	setTextLoc(&l, rec, doc)
+	return l
+}
+
 func TestExactReadsTextsBack(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "in.jsonl")

@@ -632,8 +632,11 @@ func expectedDocs(inputs []string, s *signed) int64 {
 	}
 	var total int64
 	for _, in := range inputs {
+		if in == "-" {
+			return 0
+		}
 		fi, err := os.Stat(in)
-		if in == "-" || err != nil || !fi.Mode().IsRegular() {
+		if err != nil || !fi.Mode().IsRegular() {
 			return 0
 		}
 		total += fi.Size()

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/jobspec"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/shingle"
 
@@ -40,19 +41,7 @@ func shortTexts(n int) ([][]byte, int64) {
 // sketch.FeatureSigner, once).
 func BenchmarkCandidateDocument(b *testing.B) {
 	texts, size := shortTexts(4096)
-	spec, err := shingle.Parse("word:5")
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := (&Options{Spec: spec}).EnsureDefaults()
-	job, err := o.Job()
-	if err != nil {
-		b.Fatal(err)
-	}
-	sk, err := job.Sketch.New()
-	if err != nil {
-		b.Fatal(err)
-	}
+	job, sk := wordJob(b)
 	for _, from := range []string{"text", "set"} {
 		b.Run("sign="+from, func(b *testing.B) {
 			v, err := job.NewVerifier(sk)
@@ -158,19 +147,7 @@ func BenchmarkFeatureSets(b *testing.B) {
 	if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	spec, err := shingle.Parse("word:5")
-	if err != nil {
-		b.Fatal(err)
-	}
-	o := (&Options{Spec: spec}).EnsureDefaults()
-	job, err := o.Job()
-	if err != nil {
-		b.Fatal(err)
-	}
-	sk, err := job.Sketch.New()
-	if err != nil {
-		b.Fatal(err)
-	}
+	job, sk := wordJob(b)
 	var docs []uint32
 	var size int64
 	for d := 0; d < len(texts); d += 5 {
@@ -233,4 +210,21 @@ func BenchmarkFeatureSets(b *testing.B) {
 			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 		})
 	}
+}
+
+// wordJob returns the default job of the word:5 spec and its sketch.
+func wordJob(b *testing.B) (jobspec.Job, sketch.Sketch) {
+	spec, err := shingle.Parse("word:5")
+	if err != nil {
+		b.Fatal(err)
+	}
+	job, err := (&Options{Spec: spec}).EnsureDefaults().Job()
+	if err != nil {
+		b.Fatal(err)
+	}
+	sk, err := job.Sketch.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return job, sk
 }
