@@ -307,3 +307,55 @@ func BenchmarkPairCheck(b *testing.B) {
 		})
 	}
 }
+
+// TestAppendFeatures: AppendFeatures appends to what dst holds exactly the
+// set Features returns, for texts one after another into one slice (as
+// verify's workers make a chunk's sets), including empty texts, texts with
+// fewer words than a shingle, repeated words, and a text of more than
+// smallSet features (the radix path), and leaves dst's values before it as
+// they were.
+func TestAppendFeatures(t *testing.T) {
+	job, err := (&Options{Threshold: 0.5, Verify: VerifyExact, Spec: mustSpec(t, "word:3")}).Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := job.Sketch.New()
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := job.NewVerifier(sk)
+	rng := rand.New(rand.NewPCG(9, 1))
+	var texts [][]byte
+	texts = append(texts, nil, []byte("one"), []byte("a a a a a a a a"), []byte("two words"))
+	for range 200 {
+		w := make([]string, rng.IntN(40))
+		for i := range w {
+			w[i] = fmt.Sprint("w", rng.IntN(30))
+		}
+		texts = append(texts, []byte(strings.Join(w, " ")))
+	}
+	long := make([]string, 700)
+	for i := range long {
+		long[i] = fmt.Sprint("l", i%400)
+	}
+	texts = append(texts, []byte(strings.Join(long, " ")))
+	dst := []uint64{7, 3, 5} // not a set: must stay as it is
+	var want []uint64
+	want = append(want, dst...)
+	for i, text := range texts {
+		n := len(dst)
+		dst = v.AppendFeatures(dst, text)
+		f := ref.Features(nil, text)
+		want = append(want, f...)
+		if !slices.Equal(dst[n:], f) {
+			t.Fatalf("text %d: got %d features %v; want %v", i, len(dst)-n, dst[n:], f)
+		}
+	}
+	if !slices.Equal(dst, want) {
+		t.Fatal("AppendFeatures changed values before the ones it appended")
+	}
+	if len(ref.Features(nil, texts[len(texts)-1])) <= smallSet {
+		t.Fatalf("the long text has at most %d features; want more", smallSet)
+	}
+}

@@ -154,6 +154,17 @@ func (v *Verifier) Features(dst []uint64, text []byte) []uint64 {
 	return v.sorter.sortSet(f)
 }
 
+// AppendFeatures appends the feature set of text (as Features returns it)
+// to dst and returns the extended slice: a driver that stores many sets one
+// after the other makes each in place, not in a buffer it then copies. Only
+// for a Verifier that is Exact.
+func (v *Verifier) AppendFeatures(dst []uint64, text []byte) []uint64 {
+	n := len(dst)
+	dst = v.sh.AppendFeatures(dst, text)
+	set := v.sorter.sortSet(dst[n:])
+	return dst[:n+len(set)]
+}
+
 // Verify checks the candidate pair whose signatures are sa and sb and, for
 // an Exact Verifier, whose feature sets (from Features) are fa and fb
 // (ignored otherwise). It returns the verdict and whether the pair passes.
