@@ -221,8 +221,18 @@ func TestDecide(t *testing.T) {
 		}
 		for range 3000 {
 			fa, fb := set(rng.IntN(81)), set(rng.IntN(81))
-			if rng.IntN(3) == 0 { // fb within fa
+			switch rng.IntN(4) {
+			case 0: // fb within fa
 				fb = slices.Clone(fa[:rng.IntN(len(fa)+1)])
+			case 1: // near copies: fa with a few values changed
+				fb = slices.Clone(fa)
+				for range rng.IntN(4) {
+					if len(fb) > 0 {
+						fb[rng.IntN(len(fb))] = 100 + rng.Uint64N(100)
+					}
+				}
+				slices.Sort(fb)
+				fb = slices.Compact(fb)
 			}
 			want, wantOK := v.VerifyFeatures(fa, fb)
 			got, ok := v.Decide(fa, fb)
@@ -238,6 +248,40 @@ func TestDecide(t *testing.T) {
 	if pruned == 0 {
 		t.Error("no pair was decided by its sizes: the test does not reach the bound")
 	}
+}
+
+// TestMinOverlap: minOverlap gives the least overlap whose similarity, as
+// eval.Jaccard computes it, reaches the threshold, found by trying every
+// overlap, for sizes 0–70 at thresholds that make the real-valued bound
+// land on and beside integers (1/3, 0.5, 0.8 and 0.75 of sizes that divide
+// evenly), 0 and 1.
+func TestMinOverlap(t *testing.T) {
+	for _, th := range []float64{0, 0.05, 1.0 / 3, 0.5, 0.6, 0.75, 0.8, 0.9, 0.99, 1} {
+		for na := range 71 {
+			for nb := range 71 {
+				want := -1
+				for k := 0; k <= min(na, nb); k++ {
+					if eval.Jaccard(seq(0, na), seq(na-k, nb)) >= th {
+						want = k
+						break
+					}
+				}
+				got, ok := minOverlap(na, nb, th)
+				if ok != (want >= 0) || ok && got != want {
+					t.Fatalf("threshold %v, sizes %d, %d: minOverlap = %d, %v; want %d", th, na, nb, got, ok, want)
+				}
+			}
+		}
+	}
+}
+
+// seq returns the set lo, lo+1, …, lo+n−1.
+func seq(lo, n int) []uint64 {
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = uint64(lo + i)
+	}
+	return s
 }
 
 // BenchmarkPairCheck decides 4,096 candidate pairs of short documents'
