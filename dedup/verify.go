@@ -70,7 +70,19 @@ func (r *run) verify(ctx context.Context) error {
 	defer r.bar.Finish()
 	err := ordered.Pipeline(ctx, r.opts.Workers,
 		func(emit func([]uint64) error) error {
-			return r.pairs.each(func(c []uint64) error { return emit(slices.Clone(c)) })
+			// In pieces of pairCheckChunk: the pair list's chunks of 8,192
+			// took about 15 ms of CPU each, and the last one checked left
+			// the other core idle that long.
+			return r.pairs.each(func(c []uint64) error {
+				for len(c) > 0 {
+					n := min(len(c), pairCheckChunk)
+					if err := emit(slices.Clone(c[:n])); err != nil {
+						return err
+					}
+					c = c[n:]
+				}
+				return nil
+			})
 		},
 		func() func([]uint64) ([]edge, error) {
 			v, err := r.job.NewVerifier(r.sketch)
@@ -177,6 +189,12 @@ func (r *run) verify(ctx context.Context) error {
 	}
 	return x.finish()
 }
+
+// pairCheckChunk is the most candidate pairs a pair check worker takes at
+// once. A run of pairs of one document split between two pieces signs that
+// document twice where its run passes in both: at 5M short documents that
+// is under 0.3 % more signatures.
+const pairCheckChunk = 2048
 
 // sigShare is the budget of the recomputed signatures' store (or, where
 // none is stored, the feature sets' share beyond their eighth): a sixteenth
