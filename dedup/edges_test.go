@@ -221,3 +221,97 @@ func TestRankByID(t *testing.T) {
 		}
 	}
 }
+
+// TestEdgeStoreOrder: the edges come out in the order of their records
+// (extsort.CompareRecords: (a, b), then the verdict's bits) whether held in
+// memory (the groups' edges by addSame, sorted early or not, and the others)
+// or spilled, at the limit and either side of it, with repeated pairs of
+// different verdicts, a verdict other than the shared one given to addSame,
+// and no edges at all.
+func TestEdgeStoreOrder(t *testing.T) {
+	const limit = 1024 // newEdgeStore's least
+	same := jobspec.Verdict{Est: 1, Exact: 1}
+	for _, tc := range []struct {
+		name          string
+		nSame, nOther int
+		sortEarly     bool
+		spill         bool
+	}{
+		{"empty", 0, 0, false, false},
+		{"one", 0, 1, false, false},
+		{"one-same", 1, 0, true, false},
+		{"same-only", 700, 0, true, false},
+		{"mixed", 600, 300, true, false},
+		{"mixed-unsorted", 600, 300, false, false},
+		{"below-limit", 600, limit - 601, true, false},
+		{"at-limit", 600, limit - 600, true, true},
+		{"past-limit", 600, 5000, true, true},
+		{"same-past-limit", 3000, 10, true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(7, uint64(tc.nSame*7+tc.nOther)))
+			s := newEdgeStore(t.TempDir(), limit*extsort.RecordBytes)
+			defer s.close()
+			var want []extsort.Record
+			pair := func() (uint32, uint32) {
+				a := rng.Uint32N(200)
+				return a, a + 1 + rng.Uint32N(50) // few enough to repeat
+			}
+			for i := range tc.nSame {
+				a, b := pair()
+				v := same
+				if i%97 == 5 {
+					v = jobspec.Verdict{Est: 0.9, Exact: -1} // not the shared one
+				}
+				want = append(want, edgeRecord(edge{a: a, b: b, Verdict: v}))
+				if err := s.addSame(a, b, v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.sortEarly {
+				s.sortSame()
+			}
+			for i := range tc.nOther {
+				a, b := pair()
+				v := jobspec.Verdict{Est: rng.Float64(), Exact: rng.Float64()}
+				switch i % 5 {
+				case 0:
+					v = same // the same as the groups' edges
+				case 1:
+					v.Exact = -1
+				}
+				want = append(want, edgeRecord(edge{a: a, b: b, Verdict: v}))
+				if err := s.add(edge{a: a, b: b, Verdict: v}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.seal(); err != nil {
+				t.Fatal(err)
+			}
+			if got := s.file != nil; got != tc.spill {
+				t.Fatalf("spilled %v; want %v", got, tc.spill)
+			}
+			if s.len() != int64(len(want)) {
+				t.Fatalf("len %d; want %d", s.len(), len(want))
+			}
+			slices.SortFunc(want, extsort.CompareRecords)
+			i := 0
+			err := s.each(func(e edge) error {
+				if i >= len(want) {
+					return fmt.Errorf("more than %d edges", len(want))
+				}
+				if w := edgeRecord(e); w != want[i] {
+					return fmt.Errorf("edge %d: got %+v; want %+v", i, w, want[i])
+				}
+				i++
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i != len(want) {
+				t.Fatalf("%d edges; want %d", i, len(want))
+			}
+		})
+	}
+}

@@ -379,7 +379,7 @@ func (x *expander) addGroups() error {
 		if len(G) <= x.limit {
 			for i, a := range G {
 				for _, b := range G[i+1:] {
-					if err := r.edges.add(edge{a: a, b: b, Verdict: v}); err != nil {
+					if err := r.edges.addSame(a, b, v); err != nil {
 						return err
 					}
 				}
@@ -387,11 +387,14 @@ func (x *expander) addGroups() error {
 			continue
 		}
 		for _, b := range G[1:] {
-			if err := r.edges.add(edge{a: G[0], b: b, Verdict: v}); err != nil {
+			if err := r.edges.addSame(G[0], b, v); err != nil {
 				return err
 			}
 		}
 	}
+	// Sorted here, while the feature sets are made, rather than at seal,
+	// after the pair checks, with one core idle.
+	r.edges.sortSame()
 	return nil
 }
 

@@ -277,6 +277,7 @@ type textReader struct {
 	doc    corpus.Document
 	recs   []byte // the records of the documents asked for
 	ends   []int
+	locs   []textLoc // parsed from recs; n < 0: not a location
 	span   []byte
 	raw    []byte
 	rec    corpus.Record
@@ -294,7 +295,7 @@ func (t *textStore) newReader(opts *corpus.Options) (*textReader, error) {
 // store), in order; the text is valid until fn returns. Records stored
 // near each other in the same file are read in one go.
 func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) error {
-	r.recs, r.ends = r.recs[:0], r.ends[:0]
+	r.recs, r.ends, r.locs = r.recs[:0], r.ends[:0], r.locs[:0]
 	for _, d := range docs {
 		var err error
 		if r.recs, err = r.t.st.Get(r.recs, int(d)); err != nil {
@@ -302,17 +303,24 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 		}
 		r.ends = append(r.ends, len(r.recs))
 	}
-	rec := func(i int) []byte {
-		lo := 0
-		if i > 0 {
-			lo = r.ends[i-1]
+	// Each record parsed once (the runs below looked at each twice).
+	lo := 0
+	for _, hi := range r.ends {
+		l, ok := parseTextLoc(r.recs[lo:hi])
+		if !ok {
+			l.n = -1 // not a location: a text kept whole, or none
 		}
-		return r.recs[lo:r.ends[i]]
+		r.locs = append(r.locs, l)
+		lo = hi
 	}
 	for i := 0; i < len(docs); {
-		b := rec(i)
-		l, ok := parseTextLoc(b)
-		if !ok {
+		l := r.locs[i]
+		if l.n < 0 {
+			lo := 0
+			if i > 0 {
+				lo = r.ends[i-1]
+			}
+			b := r.recs[lo:r.ends[i]]
 			var text []byte
 			if len(b) > 0 {
 				if b[0] != textInline {
@@ -329,8 +337,8 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 		// The run of following documents in the same file within maxSpan.
 		j, end := i+1, l.off+int64(l.n)
 		for ; j < len(docs); j++ {
-			m, ok := parseTextLoc(rec(j))
-			if !ok || m.file != l.file || m.off < l.off || m.off+int64(m.n)-l.off > maxSpan {
+			m := r.locs[j]
+			if m.n < 0 || m.file != l.file || m.off < l.off || m.off+int64(m.n)-l.off > maxSpan {
 				break
 			}
 			end = max(end, m.off+int64(m.n))
@@ -343,7 +351,7 @@ func (r *textReader) each(docs []uint32, fn func(i int, text []byte) error) erro
 			return err
 		}
 		for k := i; k < j; k++ {
-			m, _ := parseTextLoc(rec(k))
+			m := r.locs[k]
 			text := span[m.off-l.off : m.off-l.off+int64(m.n)]
 			if !m.raw {
 				var err error

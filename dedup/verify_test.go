@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -148,6 +149,69 @@ func TestVerifySignsPassingPairs(t *testing.T) {
 		b, _ := os.ReadFile(filepath.Join(big, f))
 		if !bytes.Equal(a, b) || len(a) == 0 {
 			t.Errorf("%s differs between 16 MiB on one worker and the default budget on two (or is empty)", f)
+		}
+	}
+}
+
+// TestFeatDocs: a featDocs's members come out ascending in chunks of the
+// size asked (the last shorter), each member's record is its rank among
+// them, and a member added twice counts once, for sets empty, of one
+// document (the first and the last), of every document, and random ones
+// over sizes around a word's 64 bits.
+func TestFeatDocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 2))
+	for _, n := range []int{0, 1, 63, 64, 65, 130, 1000} {
+		for _, kind := range []string{"empty", "first", "last", "all", "random"} {
+			if n == 0 && kind != "empty" {
+				continue
+			}
+			s := newFeatDocs(n)
+			var want []uint32
+			switch kind {
+			case "first":
+				want = []uint32{0}
+			case "last":
+				want = []uint32{uint32(n - 1)}
+			case "all":
+				for i := range n {
+					want = append(want, uint32(i))
+				}
+			case "random":
+				for i := range n {
+					if rng.IntN(5) == 0 {
+						want = append(want, uint32(i))
+					}
+				}
+			}
+			for _, i := range want {
+				s.add(i)
+				s.add(i)
+			}
+			s.seal()
+			if s.n != len(want) {
+				t.Fatalf("n=%d %s: %d members; want %d", n, kind, s.n, len(want))
+			}
+			for r, i := range want {
+				if got := s.record(i); got != r {
+					t.Fatalf("n=%d %s: record(%d) = %d; want %d", n, kind, i, got, r)
+				}
+			}
+			for _, size := range []int{1, 7, 64} {
+				var got []uint32
+				err := s.each(size, func(c []uint32) error {
+					if len(c) == 0 || len(c) > size {
+						t.Fatalf("n=%d %s: a chunk of %d; want 1 to %d", n, kind, len(c), size)
+					}
+					got = append(got, c...)
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("n=%d %s size %d: members %v; want %v", n, kind, size, got, want)
+				}
+			}
 		}
 	}
 }

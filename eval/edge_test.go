@@ -111,6 +111,45 @@ func TestOverlapRandom(t *testing.T) {
 	}
 }
 
+// TestOverlapAtLeast: OverlapAtLeast reports whether Overlap is at least k,
+// and returns Overlap when it is, for every k from 0 to past both sizes, on
+// random sets as TestOverlapRandom's, on a set against itself and against
+// its halves (the overlap exactly at k), and on empty sets.
+func TestOverlapAtLeast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 12))
+	set := func(n int, span uint64) []uint64 {
+		s := make([]uint64, n)
+		for i := range s {
+			s[i] = rng.Uint64N(span)
+		}
+		return Normalize(s)
+	}
+	check := func(a, b []uint64) {
+		t.Helper()
+		want := Overlap(a, b)
+		for k := 0; k <= max(len(a), len(b))+1; k++ {
+			n, ok := OverlapAtLeast(a, b, k)
+			if ok != (want >= k) || ok && n != want {
+				t.Fatalf("OverlapAtLeast(%v, %v, %d) = %d, %v; Overlap %d", a, b, k, n, ok, want)
+			}
+			if !ok && n >= k {
+				t.Fatalf("OverlapAtLeast(%v, %v, %d) = %d, false", a, b, k, n)
+			}
+		}
+	}
+	check(nil, nil)
+	check(nil, []uint64{1})
+	for _, span := range []uint64{4, 64, 1 << 10, math.MaxUint64} {
+		for range 1000 {
+			a, b := set(rng.IntN(71), span), set(rng.IntN(71), span)
+			check(a, b)
+			check(a, a)
+			check(a, a[:len(a)/2])
+			check(a[len(a)/2:], a)
+		}
+	}
+}
+
 func TestAllPairsErrors(t *testing.T) {
 	good := [][]uint64{{1, 2}, {2, 3}}
 	for _, th := range []float64{0, -0.5, 1.0000001, 2, math.NaN(), math.Inf(1), math.Inf(-1)} {

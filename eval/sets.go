@@ -67,6 +67,39 @@ func Overlap(a, b []uint64) int {
 	return n
 }
 
+// OverlapAtLeast returns |a ∩ b| and whether it is at least k, for two sets
+// as [Overlap] takes them; it stops merging, returning false and a count
+// below k, as soon as the elements of a or of b left unmatched are too many
+// for k: a pair that shares few elements is rejected after a few of them,
+// where [Overlap] merges both sets whole.
+func OverlapAtLeast(a, b []uint64, k int) (n int, ok bool) {
+	// Each set may leave this many of its elements unmatched.
+	slackA, slackB := len(a)-k, len(b)-k
+	if slackA < 0 || slackB < 0 {
+		return 0, false
+	}
+	i, j := 0, 0
+	for i < len(a) && j < len(b) {
+		x, y := a[i], b[j]
+		if x == y {
+			n++
+			i++
+			j++
+		} else if x < y {
+			i++
+			if slackA--; slackA < 0 {
+				return n, false
+			}
+		} else {
+			j++
+			if slackB--; slackB < 0 {
+				return n, false
+			}
+		}
+	}
+	return n, n >= k
+}
+
 // Jaccard returns the Jaccard similarity |a ∩ b| / |a ∪ b| of two sets sorted
 // ascending without duplicates (see [Normalize]), computed as
 // float64(|a ∩ b|) / float64(|a ∪ b|): exactly the value [AllPairs] reports

@@ -221,8 +221,18 @@ func TestDecide(t *testing.T) {
 		}
 		for range 3000 {
 			fa, fb := set(rng.IntN(81)), set(rng.IntN(81))
-			if rng.IntN(3) == 0 { // fb within fa
+			switch rng.IntN(4) {
+			case 0: // fb within fa
 				fb = slices.Clone(fa[:rng.IntN(len(fa)+1)])
+			case 1: // near copies: fa with a few values changed
+				fb = slices.Clone(fa)
+				for range rng.IntN(4) {
+					if len(fb) > 0 {
+						fb[rng.IntN(len(fb))] = 100 + rng.Uint64N(100)
+					}
+				}
+				slices.Sort(fb)
+				fb = slices.Compact(fb)
 			}
 			want, wantOK := v.VerifyFeatures(fa, fb)
 			got, ok := v.Decide(fa, fb)
@@ -238,6 +248,40 @@ func TestDecide(t *testing.T) {
 	if pruned == 0 {
 		t.Error("no pair was decided by its sizes: the test does not reach the bound")
 	}
+}
+
+// TestMinOverlap: minOverlap gives the least overlap whose similarity, as
+// eval.Jaccard computes it, reaches the threshold, found by trying every
+// overlap, for sizes 0–70 at thresholds that make the real-valued bound
+// land on and beside integers (1/3, 0.5, 0.8 and 0.75 of sizes that divide
+// evenly), 0 and 1.
+func TestMinOverlap(t *testing.T) {
+	for _, th := range []float64{0, 0.05, 1.0 / 3, 0.5, 0.6, 0.75, 0.8, 0.9, 0.99, 1} {
+		for na := range 71 {
+			for nb := range 71 {
+				want := -1
+				for k := 0; k <= min(na, nb); k++ {
+					if eval.Jaccard(seq(0, na), seq(na-k, nb)) >= th {
+						want = k
+						break
+					}
+				}
+				got, ok := minOverlap(na, nb, th)
+				if ok != (want >= 0) || ok && got != want {
+					t.Fatalf("threshold %v, sizes %d, %d: minOverlap = %d, %v; want %d", th, na, nb, got, ok, want)
+				}
+			}
+		}
+	}
+}
+
+// seq returns the set lo, lo+1, …, lo+n−1.
+func seq(lo, n int) []uint64 {
+	s := make([]uint64, n)
+	for i := range s {
+		s[i] = uint64(lo + i)
+	}
+	return s
 }
 
 // BenchmarkPairCheck decides 4,096 candidate pairs of short documents'
@@ -305,5 +349,57 @@ func BenchmarkPairCheck(b *testing.B) {
 			cputime.ReportPerOp(b, cputime.Process()-cpu0)
 			b.ReportMetric(float64(passed), "passed")
 		})
+	}
+}
+
+// TestAppendFeatures: AppendFeatures appends to what dst holds exactly the
+// set Features returns, for texts one after another into one slice (as
+// verify's workers make a chunk's sets), including empty texts, texts with
+// fewer words than a shingle, repeated words, and a text of more than
+// smallSet features (the radix path), and leaves dst's values before it as
+// they were.
+func TestAppendFeatures(t *testing.T) {
+	job, err := (&Options{Threshold: 0.5, Verify: VerifyExact, Spec: mustSpec(t, "word:3")}).Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk, _ := job.Sketch.New()
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, _ := job.NewVerifier(sk)
+	rng := rand.New(rand.NewPCG(9, 1))
+	var texts [][]byte
+	texts = append(texts, nil, []byte("one"), []byte("a a a a a a a a"), []byte("two words"))
+	for range 200 {
+		w := make([]string, rng.IntN(40))
+		for i := range w {
+			w[i] = fmt.Sprint("w", rng.IntN(30))
+		}
+		texts = append(texts, []byte(strings.Join(w, " ")))
+	}
+	long := make([]string, 700)
+	for i := range long {
+		long[i] = fmt.Sprint("l", i%400)
+	}
+	texts = append(texts, []byte(strings.Join(long, " ")))
+	dst := []uint64{7, 3, 5} // not a set: must stay as it is
+	var want []uint64
+	want = append(want, dst...)
+	for i, text := range texts {
+		n := len(dst)
+		dst = v.AppendFeatures(dst, text)
+		f := ref.Features(nil, text)
+		want = append(want, f...)
+		if !slices.Equal(dst[n:], f) {
+			t.Fatalf("text %d: got %d features %v; want %v", i, len(dst)-n, dst[n:], f)
+		}
+	}
+	if !slices.Equal(dst, want) {
+		t.Fatal("AppendFeatures changed values before the ones it appended")
+	}
+	if len(ref.Features(nil, texts[len(texts)-1])) <= smallSet {
+		t.Fatalf("the long text has at most %d features; want more", smallSet)
 	}
 }

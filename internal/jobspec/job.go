@@ -1,6 +1,8 @@
 package jobspec
 
 import (
+	"math"
+
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/sketch"
@@ -154,6 +156,17 @@ func (v *Verifier) Features(dst []uint64, text []byte) []uint64 {
 	return v.sorter.sortSet(f)
 }
 
+// AppendFeatures appends the feature set of text (as Features returns it)
+// to dst and returns the extended slice: a driver that stores many sets one
+// after the other makes each in place, not in a buffer it then copies. Only
+// for a Verifier that is Exact.
+func (v *Verifier) AppendFeatures(dst []uint64, text []byte) []uint64 {
+	n := len(dst)
+	dst = v.sh.AppendFeatures(dst, text)
+	set := v.sorter.sortSet(dst[n:])
+	return dst[:n+len(set)]
+}
+
 // Verify checks the candidate pair whose signatures are sa and sb and, for
 // an Exact Verifier, whose feature sets (from Features) are fa and fb
 // (ignored otherwise). It returns the verdict and whether the pair passes.
@@ -185,13 +198,57 @@ func (v *Verifier) VerifyFeatures(fa, fb []uint64) (exact float64, ok bool) {
 // that passes, and unspecified for one that fails. A pair whose sizes alone
 // keep it below the threshold is not merged: |a ∩ b| ≤ min(|a|, |b|), so its
 // similarity, computed as eval.Jaccard computes it, is at most
-// min(|a|, |b|) / max(|a|, |b|) (the quotient grows with the overlap).
+// min(|a|, |b|) / max(|a|, |b|) (the quotient grows with the overlap). The
+// others are merged until the overlap they can still reach is below the
+// least that passes (minOverlap; eval.OverlapAtLeast): most candidate
+// pairs of short documents share a fragment only, and fail within their
+// first elements.
 func (v *Verifier) Decide(fa, fb []uint64) (exact float64, ok bool) {
 	lo, hi := min(len(fa), len(fb)), max(len(fa), len(fb))
 	if hi > 0 && float64(lo)/float64(hi) < v.threshold {
 		return 0, false
 	}
-	return v.VerifyFeatures(fa, fb)
+	need, ok := minOverlap(len(fa), len(fb), v.threshold)
+	if !ok {
+		return 0, false
+	}
+	o, ok := eval.OverlapAtLeast(fa, fb, need)
+	if !ok {
+		return 0, false
+	}
+	if u := len(fa) + len(fb) - o; u > 0 {
+		// eval.Jaccard's quotient, to the bit.
+		exact = float64(o) / float64(u)
+	}
+	return exact, exact >= v.threshold
+}
+
+// minOverlap returns the least overlap k ≤ min(na, nb) of sets of na and nb
+// elements whose similarity, as eval.Jaccard computes it (k / (na + nb − k)
+// in float64), is at least t; false if none is. The quotient grows with k
+// (a correctly rounded division is monotonic in both operands), so k is
+// found from the real-valued bound t(na + nb)/(1 + t) and moved by ones
+// to where the float64 comparison itself changes.
+func minOverlap(na, nb int, t float64) (int, bool) {
+	m := min(na, nb)
+	pass := func(k int) bool {
+		u := na + nb - k
+		if u == 0 {
+			return 0 >= t // eval.Jaccard of two empty sets
+		}
+		return float64(k)/float64(u) >= t
+	}
+	k := 0
+	if t > 0 {
+		k = min(max(int(math.Ceil(t*float64(na+nb)/(1+t))), 0), m)
+	}
+	for k > 0 && pass(k-1) {
+		k--
+	}
+	for k <= m && !pass(k) {
+		k++
+	}
+	return k, k <= m
 }
 
 // Estimate returns the similarity of the documents whose signatures are sa
