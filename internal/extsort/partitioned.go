@@ -8,6 +8,8 @@ import (
 	"math/bits"
 	"os"
 	"slices"
+	"sync"
+	"unsafe"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -46,11 +48,14 @@ type Partitioned struct {
 	sortMem     int64 // bytes the reading iterators may hold at once
 	stage       int   // entries a spilled range stages before writing them
 	parts       [Partitions]partition
-	cur         [Partitions][]Wide // each range's block being filled, or its entries staged
-	held        int64              // bytes of blocks held now
-	pool        blockPool          // where blocks come from, and go back to after a spill
-	enc         []byte             // a segment being encoded
-	maxSeg      int                // the longest segment written
+	cur         [Partitions][]Wide            // each range's block being filled, or its entries staged
+	line        [Partitions][lineEntries]Wide // each range's last entries, a line's worth at most (Add)
+	lines       [Partitions]uint8             // entries in line
+	drainMu     sync.Mutex                    // held by drain, which Range may call on several goroutines
+	held        int64                         // bytes of blocks held now
+	pool        blockPool                     // where blocks come from, and go back to after a spill
+	enc         []byte                        // a segment being encoded
+	maxSeg      int                           // the longest segment written
 	f           *os.File
 	off         int64 // bytes written to f
 	spilled     int   // ranges that wrote segments
@@ -77,6 +82,13 @@ type segment struct {
 	n   int
 }
 
+// lineEntries is how many entries Add stages for a range before storing
+// them in its block together: a cache line of 64 bytes, written at once
+// (storeLine), so that the scatter into 256 blocks, none of whose lines is
+// cached, neither reads each line before writing it nor evicts what is
+// cached. Every block holds a multiple of it.
+const lineEntries = 4
+
 // Block sizes of a range in memory, in entries: the first block is small,
 // for corpora that give a range few entries; each next one twice the one
 // before, up to partMaxBlock (64 KiB), so that a range holds at most one
@@ -96,7 +108,7 @@ func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
 	budget = max(budget, 1<<20)
 	sortMem := budget / 4
 	hold := budget - sortMem
-	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock))
+	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock)) &^ (lineEntries - 1)
 	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, pool: newBlockPool(hold), sem: semaphore.NewWeighted(sortMem)}
 }
 
@@ -113,16 +125,71 @@ func (s *Partitioned) Add(words ...uint64) error {
 	}
 	for i := 0; i < len(words); i += 2 {
 		k := words[i]
-		c := &s.cur[k>>56]
+		r := k >> 56
+		j := s.lines[r] & (lineEntries - 1)
+		l := &s.line[r]
+		l[j] = Wide{Key: k, Doc: uint32(words[i+1])}
+		if j < lineEntries-1 {
+			s.lines[r] = j + 1
+			continue
+		}
+		s.lines[r] = 0
+		c := &s.cur[r]
 		if len(*c) == cap(*c) {
-			if err := s.full(int(k >> 56)); err != nil {
+			if err := s.full(int(r)); err != nil {
 				return err
 			}
 		}
-		*c = append(*c, Wide{Key: k, Doc: uint32(words[i+1])})
+		n := len(*c)
+		if cap(*c)-n < lineEntries { // only after drain
+			if err := s.addSlow(int(r), l[:]); err != nil {
+				return err
+			}
+			continue
+		}
+		dst := (*c)[n : n+lineEntries]
+		if p := unsafe.Pointer(&dst[0]); lineAligned(p) {
+			storeLine(p, unsafe.Pointer(l))
+		} else {
+			copy(dst, l[:])
+		}
+		*c = (*c)[:n+lineEntries]
 	}
+	storeFence()
 	s.count += int64(len(words) / 2)
 	return nil
+}
+
+// addSlow appends the entries es to range r one by one, making room as
+// needed.
+func (s *Partitioned) addSlow(r int, es []Wide) error {
+	for _, e := range es {
+		c := &s.cur[r]
+		if len(*c) == cap(*c) {
+			if err := s.full(r); err != nil {
+				return err
+			}
+		}
+		*c = append(*c, e)
+	}
+	return nil
+}
+
+// drain moves the entries Add staged (line) to their ranges' blocks, so
+// that reading, and the counts of what spilled, see every entry. It may
+// spill. It is called on reading, perhaps on several goroutines at once
+// (Range), and returns the store's error, if any.
+func (s *Partitioned) drain() error {
+	s.drainMu.Lock()
+	defer s.drainMu.Unlock()
+	for r, n := range s.lines {
+		if n == 0 || s.err != nil {
+			continue
+		}
+		s.lines[r] = 0
+		s.addSlow(r, s.line[r][:n]) // an error is s.err
+	}
+	return s.err
 }
 
 // full makes room in range i's cur: writes the entries staged by a
@@ -293,16 +360,25 @@ func decodePart(dst []Wide, b []byte, top uint64) ([]Wide, error) {
 // Len is the number of entries added.
 func (s *Partitioned) Len() int64 { return s.count }
 
-// Runs is the number of ranges that wrote entries to disk.
-func (s *Partitioned) Runs() int { return s.spilled }
+// Runs is the number of ranges that wrote entries to disk. Call it once
+// every entry is added: it moves those Add staged to their ranges, which
+// may spill.
+func (s *Partitioned) Runs() int {
+	s.drain()
+	return s.spilled
+}
 
-// SpilledBytes is how many bytes were written to the spill file.
-func (s *Partitioned) SpilledBytes() int64 { return s.off }
+// SpilledBytes is how many bytes were written to the spill file. Call it
+// once every entry is added, as Runs.
+func (s *Partitioned) SpilledBytes() int64 {
+	s.drain()
+	return s.off
+}
 
 // Close removes the spill file and drops the entries. Call it once every
 // iterator is closed; it may be called more than once.
 func (s *Partitioned) Close() error {
-	s.parts, s.cur = [Partitions]partition{}, [Partitions][]Wide{}
+	s.parts, s.cur, s.lines = [Partitions]partition{}, [Partitions][]Wide{}, [Partitions]uint8{}
 	s.pool.reset()
 	if s.f == nil {
 		return nil
@@ -323,7 +399,9 @@ func (s *Partitioned) Range(lo, hi int) *PartIterator {
 	if lo < 0 || hi > Partitions || lo > hi {
 		panic(fmt.Sprintf("extsort: Range(%d, %d) of %d ranges", lo, hi, Partitions))
 	}
-	return &PartIterator{s: s, next: lo, hi: hi}
+	it := &PartIterator{s: s, next: lo, hi: hi}
+	it.err = s.drain()
+	return it
 }
 
 // PartIterator yields the sorted entries of consecutive key ranges of a

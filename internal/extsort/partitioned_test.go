@@ -634,3 +634,62 @@ func BenchmarkPartEncoding(b *testing.B) {
 		}
 	})
 }
+
+// TestPartitionedStagedLines: Add stages each range's last entries, up to a
+// line (lineEntries), before storing them in its block; the entries still
+// staged when reading starts (counts not a multiple of a line, a range of
+// one entry, one too large to sort in memory) are read like the others,
+// whether Runs drains them first or Range does, and adding after a drain
+// (Runs called early, leaving a block's end shorter than a line) loses
+// nothing either.
+func TestPartitionedStagedLines(t *testing.T) {
+	for _, shape := range []string{"random", "one-range"} {
+		for _, n := range []int{1, 3, 4, 5, 17, 1001, 70_001, 300_001} {
+			for _, mode := range []string{"runs-first", "range-first", "runs-midway"} {
+				t.Run(fmt.Sprintf("%s/n=%d/%s", shape, n, mode), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(n), 7))
+					in := partInput(r, n, shape)
+					s := NewPartitioned(t.TempDir(), "test", 1<<20)
+					defer s.Close()
+					for i := 0; i < len(in); {
+						m := min(len(in)-i, 1+r.IntN(7))
+						var words []uint64
+						for _, e := range in[i : i+m] {
+							words = append(words, e.Key, uint64(e.Doc))
+						}
+						if err := s.Add(words...); err != nil {
+							t.Fatal(err)
+						}
+						if mode == "runs-midway" && i < len(in)/2 && i+m >= len(in)/2 {
+							s.Runs()
+						}
+						i += m
+					}
+					if s.Len() != int64(n) {
+						t.Errorf("Len %d; want %d", s.Len(), n)
+					}
+					if mode != "range-first" {
+						s.Runs()
+						for r, l := range s.lines {
+							if l != 0 {
+								t.Fatalf("range %d: %d entries staged after Runs", r, l)
+							}
+						}
+						if got := s.SpilledBytes() > 0; got != (s.Runs() > 0) {
+							t.Errorf("SpilledBytes > 0 is %v with %d ranges spilled", got, s.Runs())
+						}
+					}
+					want := slices.Clone(in)
+					slices.SortFunc(want, compareWide)
+					got, fb := readParts(t, s, 1+r.IntN(4))
+					if !slices.Equal(got, want) {
+						t.Fatalf("got %d entries; want %d, or not the same", len(got), len(want))
+					}
+					if shape == "one-range" && n == 300_001 && fb == 0 {
+						t.Error("no range fell back to an external sort")
+					}
+				})
+			}
+		}
+	}
+}
