@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -691,5 +692,36 @@ func TestPartitionedStagedLines(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestPartitionedSpillUnlinked: on Unix the spill file's name is removed as
+// soon as the file is made (nothing is left behind if the process dies),
+// and the entries are still read back from it.
+func TestPartitionedSpillUnlinked(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
+	dir := t.TempDir()
+	s := NewPartitioned(dir, "test", 1<<20)
+	in := partInput(rand.New(rand.NewPCG(3, 4)), 100_000, "random")
+	for _, e := range in {
+		if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 || !s.unlinked {
+		t.Fatalf("%d ranges spilled, file unlinked %v; want some, true", s.Runs(), s.unlinked)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files in the spill directory while spilled; want 0", len(left))
+	}
+	want := slices.Clone(in)
+	slices.SortFunc(want, compareWide)
+	if got, _ := readParts(t, s, 2); !slices.Equal(got, want) {
+		t.Fatalf("got %d entries; want %d, or not the same", len(got), len(want))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
 	}
 }
