@@ -38,6 +38,11 @@ const Partitions = 256
 // budget falls back to a WideSorter of its own (skew: one key shared by
 // millions of entries, or a tiny budget).
 //
+// Add stages each range's last entries, up to a cache line of them
+// (lineEntries), and stores them in the range's block a line at once;
+// Range, Runs and SpilledBytes first move those still staged to their
+// ranges, which may spill.
+//
 // Its output is deterministic: the sorted multiset of what was added,
 // whatever the budget; which ranges spill depends only on the entries
 // added, in their order. Add is not safe for concurrent use; Range
