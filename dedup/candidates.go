@@ -228,6 +228,9 @@ func (r *run) candidates(ctx context.Context) error {
 	}
 	defer func() {
 		for _, p := range parts {
+			if p.sorted != nil {
+				p.sorted.Close()
+			}
 			p.pairs.Close()
 		}
 	}()
@@ -244,19 +247,14 @@ func (r *run) candidates(ctx context.Context) error {
 		} else {
 			r.top.Merge(&p.top)
 		}
-		r.rep.Spill.PairRuns += p.pairs.Runs()
-		r.rep.Spill.PairBytes += p.pairs.SpilledBytes()
+		r.rep.Spill.PairRuns += p.pairRuns
+		r.rep.Spill.PairBytes += p.pairBytes
 	}
 	r.buckets = mergeCandidateMetrics(ms)
 
 	its := make([]lsh.Run, len(parts))
 	for i, p := range parts {
-		it, err := p.pairs.Iter(true)
-		if err != nil {
-			return err
-		}
-		defer it.Close()
-		its[i] = pairRun{it}
+		its[i] = pairRun{p.sorted}
 	}
 	pit := lsh.Run(its[0])
 	if len(its) > 1 {
@@ -289,6 +287,12 @@ type candidatePart struct {
 	pairs   *extsort.Sorter // its candidate pairs, a pair once per bucket
 	metrics lsh.CandidateMetrics
 	top     jobspec.TopBuckets
+	// sorted reads pairs, sorted on the part's worker (groupPart) rather
+	// than one part after another where they are merged; pairRuns and
+	// pairBytes are what pairs spilled before.
+	sorted    *extsort.Iterator
+	pairRuns  int
+	pairBytes int64
 }
 
 // pairRun reads an extsort.Iterator as an lsh.Run.
@@ -406,6 +410,10 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	p.metrics = g.Metrics()
+	p.pairRuns, p.pairBytes = p.pairs.Runs(), p.pairs.SpilledBytes()
+	if p.sorted, err = p.pairs.Iter(true); err != nil {
+		return err
+	}
 	// Each single key left out is a bucket of one entry, which the Grouper
 	// would have counted and closed with no pair.
 	n := it.singles()

@@ -251,3 +251,44 @@ func TestPartBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestCandidatePairsSpillCounted: the candidate pairs each part's worker
+// sorts (groupPart) spill past the budget's share, and report.json counts
+// those runs and bytes; the outputs are those of a run that spills no
+// pair. A corpus of 300 groups of 10 near-copies gives each group's 45
+// pairs in about every band.
+func TestCandidatePairsSpillCounted(t *testing.T) {
+	var docs []doc
+	for g := range 300 {
+		words := make([]string, 40)
+		for w := range words {
+			words[w] = fmt.Sprintf("g%dw%d", g, w)
+		}
+		for c := range 10 {
+			words[39] = fmt.Sprintf("copy%d", c)
+			docs = append(docs, doc{fmt.Sprintf("g%03dc%d", g, c), strings.Join(words, " ")})
+		}
+	}
+	in := filepath.Join(t.TempDir(), "in.jsonl")
+	writeJSONL(t, in, docs)
+	for _, workers := range []int{1, 2} {
+		small, rep := runDedup(t, []string{in}, &Options{Workers: workers, Memory: 16 << 20})
+		if rep.Spill.PairRuns == 0 || rep.Spill.PairBytes == 0 {
+			t.Errorf("workers %d: %d pair runs, %d bytes spilled under 16 MiB; want some", workers, rep.Spill.PairRuns, rep.Spill.PairBytes)
+		}
+		big, brep := runDedup(t, []string{in}, &Options{Workers: workers})
+		if brep.Spill.PairRuns != 0 {
+			t.Errorf("workers %d: %d pair runs spilled under the default budget; want 0", workers, brep.Spill.PairRuns)
+		}
+		if rep.Counts.VerifiedPairs != brep.Counts.VerifiedPairs || rep.Counts.VerifiedPairs == 0 {
+			t.Errorf("workers %d: %d verified pairs spilled, %d not", workers, rep.Counts.VerifiedPairs, brep.Counts.VerifiedPairs)
+		}
+		for _, f := range []string{PairsFile, ClustersFile, KeptFile} {
+			a, _ := os.ReadFile(filepath.Join(small, f))
+			b, _ := os.ReadFile(filepath.Join(big, f))
+			if !bytes.Equal(a, b) {
+				t.Errorf("workers %d: %s differs between 16 MiB and the default budget", workers, f)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -633,4 +634,94 @@ func BenchmarkPartEncoding(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestPartitionedStagedLines: Add stages each range's last entries, up to a
+// line (lineEntries), before storing them in its block; the entries still
+// staged when reading starts (counts not a multiple of a line, a range of
+// one entry, one too large to sort in memory) are read like the others,
+// whether Runs drains them first or Range does, and adding after a drain
+// (Runs called early, leaving a block's end shorter than a line) loses
+// nothing either.
+func TestPartitionedStagedLines(t *testing.T) {
+	for _, shape := range []string{"random", "one-range"} {
+		for _, n := range []int{1, 3, 4, 5, 17, 1001, 70_001, 300_001} {
+			for _, mode := range []string{"runs-first", "range-first", "runs-midway"} {
+				t.Run(fmt.Sprintf("%s/n=%d/%s", shape, n, mode), func(t *testing.T) {
+					r := rand.New(rand.NewPCG(uint64(n), 7))
+					in := partInput(r, n, shape)
+					s := NewPartitioned(t.TempDir(), "test", 1<<20)
+					defer s.Close()
+					for i := 0; i < len(in); {
+						m := min(len(in)-i, 1+r.IntN(7))
+						var words []uint64
+						for _, e := range in[i : i+m] {
+							words = append(words, e.Key, uint64(e.Doc))
+						}
+						if err := s.Add(words...); err != nil {
+							t.Fatal(err)
+						}
+						if mode == "runs-midway" && i < len(in)/2 && i+m >= len(in)/2 {
+							s.Runs()
+						}
+						i += m
+					}
+					if s.Len() != int64(n) {
+						t.Errorf("Len %d; want %d", s.Len(), n)
+					}
+					if mode != "range-first" {
+						s.Runs()
+						for r, l := range s.lines {
+							if l != 0 {
+								t.Fatalf("range %d: %d entries staged after Runs", r, l)
+							}
+						}
+						if got := s.SpilledBytes() > 0; got != (s.Runs() > 0) {
+							t.Errorf("SpilledBytes > 0 is %v with %d ranges spilled", got, s.Runs())
+						}
+					}
+					want := slices.Clone(in)
+					slices.SortFunc(want, compareWide)
+					got, fb := readParts(t, s, 1+r.IntN(4))
+					if !slices.Equal(got, want) {
+						t.Fatalf("got %d entries; want %d, or not the same", len(got), len(want))
+					}
+					if shape == "one-range" && n == 300_001 && fb == 0 {
+						t.Error("no range fell back to an external sort")
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestPartitionedSpillUnlinked: on Unix the spill file's name is removed as
+// soon as the file is made (nothing is left behind if the process dies),
+// and the entries are still read back from it.
+func TestPartitionedSpillUnlinked(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("an open file cannot be removed on Windows")
+	}
+	dir := t.TempDir()
+	s := NewPartitioned(dir, "test", 1<<20)
+	in := partInput(rand.New(rand.NewPCG(3, 4)), 100_000, "random")
+	for _, e := range in {
+		if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s.Runs() == 0 || !s.unlinked {
+		t.Fatalf("%d ranges spilled, file unlinked %v; want some, true", s.Runs(), s.unlinked)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("%d files in the spill directory while spilled; want 0", len(left))
+	}
+	want := slices.Clone(in)
+	slices.SortFunc(want, compareWide)
+	if got, _ := readParts(t, s, 2); !slices.Equal(got, want) {
+		t.Fatalf("got %d entries; want %d, or not the same", len(got), len(want))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
