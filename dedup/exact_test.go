@@ -432,15 +432,13 @@ func TestExpectedDocs(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte(`{"id":"abcde","text":"0123456789012345678901234"}`+"\n"), n), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	located := &signed{}
+	located := &signed{srcs: []recordSrc{{src: path, file: path}}}
 	plain := &signed{}
 	for i := range 10 {
-		// The text's location within the record (textRaw), as textLocOf gives it.
-		located.index = append(located.index, int64(i))
-		located.locs = append(located.locs, recordLoc{src: path, off: int64(i*size + 22), n: 25, text: true})
-		plain.index = append(plain.index, int64(i))
-		plain.length = append(plain.length, 25)
+		// The text's location within the record (textRaw), as textLocIn gives it.
+		located.docs = append(located.docs, docRes{index: int64(i), src: 1, off: int64(i*size + 22), n: 25, text: true})
 		plain.ids = append(plain.ids, "abcde"...)
+		plain.docs = append(plain.docs, docRes{index: int64(i), length: 25, idEnd: len(plain.ids)})
 	}
 	for _, c := range []struct {
 		name   string
@@ -454,7 +452,7 @@ func TestExpectedDocs(t *testing.T) {
 		{"standard input", []string{"-"}, located, 0, 0},
 		{"directory", []string{dir}, located, 0, 0},
 		{"missing", []string{filepath.Join(dir, "none")}, located, 0, 0},
-		{"one record", []string{path}, &signed{index: []int64{0}, locs: located.locs[:1], length: []int64{25}}, 0, 0},
+		{"one record", []string{path}, &signed{srcs: located.srcs, docs: []docRes{{index: 0, src: 1, off: 22, n: 25, length: 25}}}, 0, 0},
 	} {
 		if got := expectedDocs(c.inputs, c.s); got < c.lo || got > c.hi {
 			t.Errorf("%s: got %d documents; want %d to %d", c.name, got, c.lo, c.hi)
