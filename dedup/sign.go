@@ -248,7 +248,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
 		p.text = w.texts[p.par]
 	}
-	hi, lo, empty := w.ths[p.par].TextHash(p.text)
+	// p.text is held as it is until this sketcher's Sign of it (its own
+	// copy, or the batch's record): the memo needs no check of its bytes.
+	hi, lo, empty := w.ths[p.par].TextHashHeld(p.text)
 	if !empty {
 		p.hi, p.lo, p.hashed = hi, lo, true
 		out.hashes = append(out.hashes, hi, lo)
