@@ -73,7 +73,29 @@ type docRes struct {
 	status                 uint8
 	hasKeep                bool
 	text                   bool // off and n are those of the text within the record (textRaw)
+	// Under the exact pass: what the worker found of the document's hash
+	// (known: knownTable, first is the document the pass's table holds
+	// for it; knownBatch, first is the position in the batch of an earlier
+	// document with it), so that the collector need not probe the table
+	// again where the answer cannot differ; then what the collector
+	// decided (res: resTable, the table holds the hash with document
+	// first, the document itself or its first; resLate, the document went
+	// to the late detector), for the batch's later documents of that hash.
+	known, res uint8
+	first      uint32
 }
+
+// docRes.known and docRes.res.
+const (
+	knownNone  uint8 = iota // the worker found no earlier document of the hash
+	knownTable              // the table holds the hash (docRes.first: its document)
+	knownBatch              // an earlier document of the batch has it (docRes.first: its position)
+)
+const (
+	resNone  uint8 = iota // not resolved (no hash, or a document not banded)
+	resTable              // the table holds the hash (docRes.first: its document)
+	resLate               // the document went to the late detector
+)
 
 // recordSrc is a record's source, as textStore keeps it (sourceFile).
 type recordSrc struct {
@@ -282,13 +304,18 @@ func (w *signer) finish(out *signed, p *pending) {
 	d := &out.docs[p.j]
 	if p.hashed {
 		hi, lo := p.hi, p.lo
-		if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
+		if j, ok := w.batch.get(hi, lo); ok {
+			d.known, d.first = knownBatch, j
+		} else if f, ok := w.exact.get([2]uint64{hi, lo}); ok {
+			d.known, d.first = knownTable, f
+		}
+		if d.known != knownNone && !w.signAll {
 			// A copy of an earlier document: not signed (nor, with
 			// stored signatures, banded).
 			d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 			return
 		}
-		w.batch.getOrPut(hi, lo, 0, true)
+		w.batch.getOrPut(hi, lo, uint32(p.j), true)
 	}
 	if w.stored {
 		// The collector takes the stored signature, in input order, and
@@ -647,7 +674,7 @@ func (r *run) collect(s *signed) error {
 				// The table's slots of the next documents, at once.
 				r.exact.prefetch(s.hashes[hs:min(hs+2*prefetchDocs, len(s.hashes))])
 			}
-			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
+			first, err := r.resolve(s, d, [2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
 			if err != nil {
 				return err
 			}
@@ -673,6 +700,44 @@ func (r *run) collect(s *signed) error {
 		return r.feed.add(s)
 	}
 	return r.entries.Add(s.entries...)
+}
+
+// resolve is the exact pass's decision on document d of batch s (number
+// doc, hash k), in input order (exactPass.resolve), without the table's
+// probe where the worker's finding settles it: a hash the worker found in
+// the table is there still, with the same document; one an earlier
+// document of the batch has was decided for that document a moment ago
+// (its first, itself, or the late detector, which d then goes to as well:
+// the table was full then and has taken no key since). A document of the
+// batch that was not resolved (its signature empty) settles nothing.
+func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, error) {
+	first, late, done := int64(-1), false, false
+	var err error
+	switch d.known {
+	case knownTable:
+		first, done = r.exact.copyOf(doc, d.first), true
+	case knownBatch:
+		switch b := &s.docs[d.first]; b.res {
+		case resTable:
+			first, done = r.exact.copyOf(doc, b.first), true
+		case resLate:
+			late, done, err = true, true, r.exact.addLate(k, doc)
+		}
+	}
+	if !done {
+		first, late, err = r.exact.resolveLate(k, doc)
+	}
+	switch {
+	case err != nil:
+		return -1, err
+	case first >= 0:
+		d.res, d.first = resTable, uint32(first)
+	case late:
+		d.res = resLate
+	default:
+		d.res, d.first = resTable, doc
+	}
+	return first, nil
 }
 
 // expectedDocs estimates the number of records in inputs from their size

@@ -147,7 +147,7 @@ func TestSignerAhead(t *testing.T) {
 func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Batch, texts []string, bad []bool) signed {
 	t.Helper()
 	var out signed
-	seen := map[[2]uint64]bool{}
+	seen := map[[2]uint64]uint32{} // by hash, the batch's first document with it
 	for i, rec := range b.Records {
 		if len(out.files) == 0 {
 			out.files = append(out.files, rec.File) // every record's is "f"
@@ -169,12 +169,19 @@ func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Bat
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
 			key := [2]uint64{hi, lo}
-			if (seen[key] || r.exact.has(key)) && !w.signAll {
+			if j, ok := seen[key]; ok {
+				d.known, d.first = knownBatch, j
+			} else if f, ok := r.exact.get(key); ok {
+				d.known, d.first = knownTable, f
+			}
+			if d.known != knownNone && !w.signAll {
 				d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 				out.docs = append(out.docs, d)
 				continue
 			}
-			seen[key] = true
+			if _, ok := seen[key]; !ok {
+				seen[key] = uint32(i)
+			}
 		}
 		n := len(out.sigs)
 		sigs, none := k.Sign(out.sigs, text)
