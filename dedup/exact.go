@@ -114,23 +114,51 @@ func (e *exactPass) prefetch(hashes []uint64) {
 // order: it returns the document doc is a copy of, or −1 when doc is the
 // first of its hash so far (or, once the table is full, left to finish).
 func (e *exactPass) resolve(k [2]uint64, doc uint32) (int64, error) {
+	f, _, err := e.resolveLate(k, doc)
+	return f, err
+}
+
+// resolveLate is resolve, and whether doc went to the late detector (the
+// table full, its hash not in it).
+func (e *exactPass) resolveLate(k [2]uint64, doc uint32) (int64, bool, error) {
 	full := e.table.len() >= e.limit
 	if f, ok := e.table.getOrPut(k[0], k[1], doc, !full); ok {
-		e.copies = append(e.copies, uint64(doc)<<32|uint64(f))
-		return int64(f), nil
+		return e.copyOf(doc, f), false, nil
 	}
 	if !full {
-		return -1, nil
+		return -1, false, nil
 	}
+	return -1, true, e.addLate(k, doc)
+}
+
+// copyOf records doc as a copy of f, whose hash (doc's) the table holds:
+// resolve's decision once its probe found f. The collector calls it
+// without the probe for a document whose worker found f in the table: the
+// table never drops a key nor changes its document while the sign stage
+// runs, so the probe would find f again.
+func (e *exactPass) copyOf(doc, f uint32) int64 {
+	e.copies = append(e.copies, uint64(doc)<<32|uint64(f))
+	return int64(f)
+}
+
+// addLate hands document doc of hash k, which the full table does not
+// hold, to the late detector: resolve's decision then.
+func (e *exactPass) addLate(k [2]uint64, doc uint32) error {
 	if e.late == nil {
 		var err error
 		if e.late, err = dupid.New(&e.lateOpt); err != nil {
-			return -1, err
+			return err
 		}
 	}
 	binary.LittleEndian.PutUint64(e.hash[:], k[0])
 	binary.LittleEndian.PutUint64(e.hash[8:], k[1])
-	return -1, e.late.Add(e.hash[:], dupid.Position{Index: int64(doc)})
+	return e.late.Add(e.hash[:], dupid.Position{Index: int64(doc)})
+}
+
+// get returns the document the table holds for hash k, if any (for the
+// workers, at any time during the sign stage, as has).
+func (e *exactPass) get(k [2]uint64) (uint32, bool) {
+	return e.table.get(k[0], k[1])
 }
 
 // finish finds the copies among the documents the table could not hold and

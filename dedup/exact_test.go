@@ -432,15 +432,13 @@ func TestExpectedDocs(t *testing.T) {
 	if err := os.WriteFile(path, bytes.Repeat([]byte(`{"id":"abcde","text":"0123456789012345678901234"}`+"\n"), n), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	located := &signed{}
+	located := &signed{srcs: []recordSrc{{src: path, file: path}}}
 	plain := &signed{}
 	for i := range 10 {
-		// The text's location within the record (textRaw), as textLocOf gives it.
-		located.index = append(located.index, int64(i))
-		located.locs = append(located.locs, recordLoc{src: path, off: int64(i*size + 22), n: 25, text: true})
-		plain.index = append(plain.index, int64(i))
-		plain.length = append(plain.length, 25)
+		// The text's location within the record (textRaw), as textLocIn gives it.
+		located.docs = append(located.docs, docRes{index: int64(i), src: 1, off: int64(i*size + 22), n: 25, text: true})
 		plain.ids = append(plain.ids, "abcde"...)
+		plain.docs = append(plain.docs, docRes{index: int64(i), length: 25, idEnd: len(plain.ids)})
 	}
 	for _, c := range []struct {
 		name   string
@@ -454,10 +452,94 @@ func TestExpectedDocs(t *testing.T) {
 		{"standard input", []string{"-"}, located, 0, 0},
 		{"directory", []string{dir}, located, 0, 0},
 		{"missing", []string{filepath.Join(dir, "none")}, located, 0, 0},
-		{"one record", []string{path}, &signed{index: []int64{0}, locs: located.locs[:1], length: []int64{25}}, 0, 0},
+		{"one record", []string{path}, &signed{srcs: located.srcs, docs: []docRes{{index: 0, src: 1, off: 22, n: 25, length: 25}}}, 0, 0},
 	} {
 		if got := expectedDocs(c.inputs, c.s); got < c.lo || got > c.hi {
 			t.Errorf("%s: got %d documents; want %d to %d", c.name, got, c.lo, c.hi)
 		}
+	}
+}
+
+// TestResolveKnown: the collector's decisions with the workers' findings
+// carried in the batch (run.resolve: no probe for a hash a worker found in
+// the table, or that an earlier document of the batch has) are those of
+// exactPass.resolve probing for every document: the same first or none
+// for each document, the same copies, and the same documents left to the
+// late detector once the table is full (and the copies it finds). Workers
+// whose view of the table lags (a finding dropped), documents of the batch
+// that are not resolved (an empty signature), and a table that fills up
+// midway.
+func TestResolveKnown(t *testing.T) {
+	const memory = 1 << 20 // a table of 4,497 keys
+	for _, c := range []struct {
+		name       string
+		keys, docs int
+	}{{"room", 2000, 8000}, {"full", 9000, 20000}} {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			fast := &run{exact: newExactPass(memory, t.TempDir())}
+			slow := newExactPass(memory, t.TempDir())
+			pool := make([][2]uint64, c.keys)
+			for i := range pool {
+				pool[i] = [2]uint64{rng.Uint64(), rng.Uint64()}
+			}
+			doc := uint32(0)
+			for doc < uint32(c.docs) {
+				n := 1 + rng.IntN(60)
+				s := &signed{}
+				keys := make([][2]uint64, n)
+				seen := map[[2]uint64]uint32{}
+				for j := range n {
+					keys[j] = pool[rng.IntN(len(pool))]
+					if j > 0 && rng.IntN(6) == 0 {
+						keys[j] = keys[j-1]
+					}
+					d := docRes{}
+					// What a worker finds, a view of the table that may lag.
+					if b, ok := seen[keys[j]]; ok {
+						d.known, d.first = knownBatch, b
+					} else if f, ok := fast.exact.get(keys[j]); ok && rng.IntN(4) > 0 {
+						d.known, d.first = knownTable, f
+					}
+					if _, ok := seen[keys[j]]; !ok {
+						seen[keys[j]] = uint32(j)
+					}
+					s.docs = append(s.docs, d)
+				}
+				for j := range n {
+					if rng.IntN(15) == 0 {
+						continue // not resolved (an empty signature)
+					}
+					got, err := fast.resolve(s, &s.docs[j], keys[j], doc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := slow.resolve(keys[j], doc)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got != want {
+						t.Fatalf("document %d: got first %d; want %d", doc, got, want)
+					}
+					doc++
+				}
+			}
+			if full := fast.exact.late != nil; full != (c.name == "full") {
+				t.Fatalf("late detector used: %v", full)
+			}
+			var gotLate, wantLate []uint64
+			if err := fast.exact.finish(func(c, f uint32) { gotLate = append(gotLate, uint64(c)<<32|uint64(f)) }); err != nil {
+				t.Fatal(err)
+			}
+			if err := slow.finish(func(c, f uint32) { wantLate = append(wantLate, uint64(c)<<32|uint64(f)) }); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(gotLate, wantLate) || !slices.Equal(fast.exact.copies, slow.copies) {
+				t.Fatalf("late copies %d, copies %d; want %d, %d", len(gotLate), len(fast.exact.copies), len(wantLate), len(slow.copies))
+			}
+			if c.name == "full" && len(wantLate) == 0 {
+				t.Fatal("no copies found late")
+			}
+		})
 	}
 }

@@ -73,16 +73,22 @@ func locOf(rec *corpus.Record) recordLoc {
 // decoded, no markup taken out: the parser gave a piece of the record), and
 // else to that of rec (locOf). A text read back by its own location needs
 // no parsing: at 5M short documents, parsing the records again was a sixth
-// of the feature sets' CPU. A worker writes it straight into its batch's
-// locations, where a recordLoc returned was copied twice.
+// of the feature sets' CPU.
 func setTextLoc(l *recordLoc, rec *corpus.Record, doc *corpus.Document) {
 	if *l = locOf(rec); l.src == "" {
 		return
 	}
+	l.off, l.n, l.text = textLocIn(rec, doc)
+}
+
+// textLocIn returns where, in rec's source, doc's text is when it is bytes
+// of rec.Raw as they are (text true), else where rec is (see setTextLoc).
+// The workers keep it in their batch's docRes, beside the record's source.
+func textLocIn(rec *corpus.Record, doc *corpus.Document) (off int64, n int, text bool) {
 	if inRecord(rec, doc.Text) {
-		l.off += int64(uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text))) - uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw))))
-		l.n, l.text = len(doc.Text), true
+		return rec.SourceOffset + int64(uintptr(unsafe.Pointer(unsafe.SliceData(doc.Text)))-uintptr(unsafe.Pointer(unsafe.SliceData(rec.Raw)))), len(doc.Text), true
 	}
+	return rec.SourceOffset, len(rec.Raw), false
 }
 
 // inRecord reports whether text, not empty, is bytes of rec.Raw as they
@@ -140,17 +146,34 @@ func (t *textStore) appendText(text []byte) error {
 
 // appendAt adds a document whose record is stored at l.
 func (t *textStore) appendAt(l *recordLoc) error {
-	i, ok := t.index[l.src]
+	i, err := t.source(&recordSrc{src: l.src, file: l.file, name: l.name, format: l.format})
+	if err != nil {
+		return err
+	}
+	return t.appendLoc(textLoc{file: i, off: l.off, n: l.n, raw: l.text})
+}
+
+// source returns the number of the source file rs names, added (and its
+// size and time taken) if it is new. The collector asks once a batch for
+// each of the batch's sources (signed.srcs), not once a document.
+func (t *textStore) source(rs *recordSrc) (uint32, error) {
+	i, ok := t.index[rs.src]
 	if !ok {
-		fi, err := os.Stat(l.src)
+		fi, err := os.Stat(rs.src)
 		if err != nil {
-			return fmt.Errorf("dedup: %w", err)
+			return 0, fmt.Errorf("dedup: %w", err)
 		}
 		i = uint32(len(t.files))
-		t.index[l.src] = i
-		t.files = append(t.files, &sourceFile{path: l.src, file: l.file, name: l.name, format: l.format, size: fi.Size(), mod: fi.ModTime()})
+		t.index[rs.src] = i
+		t.files = append(t.files, &sourceFile{path: rs.src, file: rs.file, name: rs.name, format: rs.format, size: fi.Size(), mod: fi.ModTime()})
 	}
-	t.rec = appendTextLoc(t.rec[:0], textLoc{file: i, off: l.off, n: l.n, raw: l.text})
+	return i, nil
+}
+
+// appendLoc adds a document whose text (or record) is at l, of a file
+// numbered by source.
+func (t *textStore) appendLoc(l textLoc) error {
+	t.rec = appendTextLoc(t.rec[:0], l)
 	_, err := t.st.Append(t.rec)
 	return err
 }

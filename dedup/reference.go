@@ -182,26 +182,27 @@ func (r *run) referenceCorpus(ctx context.Context, src *refSource, st *jobspec.R
 	// inputs' only.
 	parse, read, _, _, err := r.signCorpus(ctx, "reference", []string{src.path}, src.lo, false, false, func(s *signed) error {
 		id0, tx0, sg := 0, 0, 0
-		for j, idx := range s.index {
-			for records < idx { // records the reader skipped
+		for j := range s.docs {
+			d := &s.docs[j]
+			for records < d.index { // records the reader skipped
 				if err := r.addRef(nil, nil, nil, false); err != nil {
 					return err
 				}
 				records++
 			}
 			var sig []uint64
-			switch s.status[j] {
+			switch d.status {
 			case docOK:
 				sig = s.sigs[sg : sg+words]
 				sg += words
 			case docEmpty:
 				st.Empty++
 			}
-			if err := r.addRef(s.ids[id0:s.idEnd[j]], s.texts[tx0:s.textEnd[j]], sig, false); err != nil {
+			if err := r.addRef(s.ids[id0:d.idEnd], s.texts[tx0:d.textEnd], sig, false); err != nil {
 				return err
 			}
 			records++
-			id0, tx0 = s.idEnd[j], s.textEnd[j]
+			id0, tx0 = d.idEnd, d.textEnd
 		}
 		return r.entries.Add(s.entries...)
 	})

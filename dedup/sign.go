@@ -26,28 +26,114 @@ const (
 
 // signed is what a worker makes of one batch of records, in record order.
 type signed struct {
-	index   []int64
-	file    []string // where each record is, for the check of repeated ids and the errors of stored signatures
-	line    []int64
-	status  []uint8
+	// docs holds each record's fixed-size fields in one struct (docRes):
+	// a worker writes a document's bookkeeping into one place, where a
+	// slice for each field made a dozen streams of stores into memory no
+	// longer in the caches (results of batches reused long after), the
+	// stores that most of signer.document's samples waited on.
+	docs []docRes
+	// files and srcs are the batch's distinct input files (Record.File)
+	// and record sources (Record.Source and what reading a record back
+	// needs), in order of first use: each document names them by
+	// position, so that its own fields hold no strings (no pointers for
+	// the garbage collector's write barriers, a few bytes where four
+	// strings took 64).
+	files   []string
+	srcs    []recordSrc
 	ids     []byte
-	idEnd   []int
-	idHash  []uint64 // per document: dupid.Hash of its id, for the check of repeated ids
-	length  []int64
-	keep    []float64
-	hasKeep []bool
 	texts   []byte
-	textEnd []int
-	locs    []recordLoc // per document: where its record is stored, when the text is kept by location (not in texts)
-	sigs    []uint64    // Words() per OK document (none when signatures are stored)
+	sigs    []uint64 // Words() per OK document (none when signatures are stored)
 	entries []uint64
-	entEnd  []int    // per document: entries[entEnd[j-1]:entEnd[j]] are its own
 	hashes  []uint64 // per OK or copy document under the exact pass: its text hash, 2 words
-	// per document: the signing metrics of its signature (zero when not
-	// signed). The collector counts those of the documents it keeps as
-	// signed (see signCorpus), so that the counts do not depend on which
-	// copies a worker happened to sign before the exact pass knew them.
-	metrics []minhash.Metrics
+	srcNums []uint32 // the collector's: the text store's number of each of srcs (textStore.source)
+}
+
+// docRes is one document of a batch's result (signed.docs).
+type docRes struct {
+	index  int64
+	line   int64 // Record.Line, for the check of repeated ids and the errors of stored signatures
+	length int64
+	keep   float64
+	idHash uint64 // dupid.Hash of its id, for the check of repeated ids
+	// off and n are where its record is in its source (or, text, where
+	// its text is in the record's bytes: see setTextLoc), when src > 0:
+	// its text is kept by location (not in texts).
+	off int64
+	n   int
+	// the signing metrics of its signature (zero when not signed). The
+	// collector counts those of the documents it keeps as signed (see
+	// signCorpus), so that the counts do not depend on which copies a
+	// worker happened to sign before the exact pass knew them.
+	metrics minhash.Metrics
+	// Its id, text and band-key entries end at these offsets of ids, texts
+	// and entries (each starts where the document before it ends).
+	idEnd, textEnd, entEnd int
+	file                   uint32 // its input file: signed.files[file]
+	src                    uint32 // its record's source: signed.srcs[src-1]; 0: none
+	status                 uint8
+	hasKeep                bool
+	text                   bool // off and n are those of the text within the record (textRaw)
+	// Under the exact pass: what the worker found of the document's hash
+	// (known: knownTable, first is the document the pass's table holds
+	// for it; knownBatch, first is the position in the batch of an earlier
+	// document with it), so that the collector need not probe the table
+	// again where the answer cannot differ; then what the collector
+	// decided (res: resTable, the table holds the hash with document
+	// first, the document itself or its first; resLate, the document went
+	// to the late detector), for the batch's later documents of that hash.
+	known, res uint8
+	first      uint32
+}
+
+// docRes.known and docRes.res.
+const (
+	knownNone  uint8 = iota // the worker found no earlier document of the hash
+	knownTable              // the table holds the hash (docRes.first: its document)
+	knownBatch              // an earlier document of the batch has it (docRes.first: its position)
+)
+const (
+	resNone  uint8 = iota // not resolved (no hash, or a document not banded)
+	resTable              // the table holds the hash (docRes.first: its document)
+	resLate               // the document went to the late detector
+)
+
+// recordSrc is a record's source, as textStore keeps it (sourceFile).
+type recordSrc struct {
+	src    string // Record.Source
+	file   string // Record.File, for errors
+	name   string // Record.Name (FormatDir's document id)
+	format corpus.Format
+}
+
+// loc returns document d's location, for the text store (src > 0).
+func (s *signed) loc(d *docRes) recordLoc {
+	rs := &s.srcs[d.src-1]
+	return recordLoc{src: rs.src, file: rs.file, name: rs.name, format: rs.format, off: d.off, n: d.n, text: d.text}
+}
+
+// fileOf returns the index in s.files of name, added if it is not the
+// last one there (a batch's records are mostly of one file).
+func (s *signed) fileOf(name string) uint32 {
+	if n := len(s.files); n > 0 && s.files[n-1] == name {
+		return uint32(n - 1)
+	}
+	s.files = append(s.files, name)
+	return uint32(len(s.files) - 1)
+}
+
+// srcOf returns rec's source's number (one more than its index in
+// s.srcs), added if it is not the last one there; 0 if rec has none.
+func (s *signed) srcOf(rec *corpus.Record) uint32 {
+	if rec.Source == "" {
+		return 0
+	}
+	if n := len(s.srcs); n > 0 {
+		if l := &s.srcs[n-1]; l.src == rec.Source && l.file == rec.File && l.name == rec.Name && l.format == rec.Format {
+			return uint32(n)
+		}
+	}
+	s.srcs = append(s.srcs, recordSrc{src: rec.Source, file: rec.File, name: rec.Name, format: rec.Format})
+	return uint32(len(s.srcs))
 }
 
 // signer is one worker's state. Documents are numbered by their input
@@ -109,15 +195,10 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 		// flight returns to about a batch's worth of text.
 		out.texts = nil
 	}
-	out.index, out.status, out.ids, out.idEnd = out.index[:0], out.status[:0], out.ids[:0], out.idEnd[:0]
-	out.idHash = out.idHash[:0]
-	clear(out.file) // the file names of earlier batches
-	out.file, out.line = out.file[:0], out.line[:0]
-	out.length, out.keep, out.hasKeep = out.length[:0], out.keep[:0], out.hasKeep[:0]
-	out.texts, out.textEnd, out.sigs, out.entries = out.texts[:0], out.textEnd[:0], out.sigs[:0], out.entries[:0]
-	out.entEnd, out.hashes, out.metrics = out.entEnd[:0], out.hashes[:0], out.metrics[:0]
-	clear(out.locs) // file names
-	out.locs = out.locs[:0]
+	clear(out.files) // the file names of earlier batches
+	clear(out.srcs)
+	out.docs, out.files, out.srcs, out.ids = out.docs[:0], out.files[:0], out.srcs[:0], out.ids[:0]
+	out.texts, out.sigs, out.entries, out.hashes = out.texts[:0], out.sigs[:0], out.entries[:0], out.hashes[:0]
 	if w.batch != nil {
 		w.batch.reset()
 	}
@@ -127,12 +208,9 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	if n > 0 {
 		w.last = b.Records[n-1].Index
 	}
-	// Each record has one element in each of these: grown here once a
-	// batch, not by the appends of its documents.
-	out.index, out.locs, out.file, out.line = slices.Grow(out.index, n), slices.Grow(out.locs, n), slices.Grow(out.file, n), slices.Grow(out.line, n)
-	out.status, out.idEnd, out.idHash = slices.Grow(out.status, n), slices.Grow(out.idEnd, n), slices.Grow(out.idHash, n)
-	out.length, out.keep, out.hasKeep = slices.Grow(out.length, n), slices.Grow(out.keep, n), slices.Grow(out.hasKeep, n)
-	out.metrics, out.textEnd, out.entEnd = slices.Grow(out.metrics, n), slices.Grow(out.textEnd, n), slices.Grow(out.entEnd, n)
+	// Each record has one element: grown here once a batch, not by the
+	// appends of its documents.
+	out.docs = slices.Grow(out.docs, n)
 	for i := range w.texts {
 		if cap(w.texts[i]) > w.maxText {
 			w.texts[i] = nil
@@ -166,21 +244,19 @@ func located(b *corpus.Batch) bool {
 // decisions are those of a lookup made straight away, a document later: the
 // collector decides which documents are copies whatever the workers do.
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
-	j := len(out.index)
-	out.index = append(out.index, rec.Index)
-	out.locs = append(out.locs, recordLoc{})
-	if w.keepTx && w.locate {
-		setTextLoc(&out.locs[j], rec, doc)
-	}
-	whole := out.locs[j].src == ""
-	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
+	j := len(out.docs)
 	out.ids = append(out.ids, doc.ID...)
-	out.idEnd = append(out.idEnd, len(out.ids))
-	out.idHash = append(out.idHash, dupid.Hash(doc.ID))
-	out.length = append(out.length, int64(len(doc.Text)))
-	out.keep = append(out.keep, doc.Keep)
-	out.hasKeep = append(out.hasKeep, doc.HasKeep)
-	out.metrics = append(out.metrics, minhash.Metrics{}) // set when signed
+	out.docs = append(out.docs, docRes{
+		index: rec.Index, line: rec.Line, length: int64(len(doc.Text)), keep: doc.Keep, idHash: dupid.Hash(doc.ID),
+		idEnd: len(out.ids), file: out.fileOf(rec.File), hasKeep: doc.HasKeep,
+	})
+	if w.keepTx && w.locate {
+		d := &out.docs[j]
+		if d.src = out.srcOf(rec); d.src != 0 {
+			d.off, d.n, d.text = textLocIn(rec, doc)
+		}
+	}
+	whole := out.docs[j].src == 0
 	if w.th == nil {
 		w.finish(out, &pending{j: j, index: rec.Index, whole: whole, text: doc.Text})
 		return nil
@@ -194,7 +270,9 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 		w.texts[p.par] = append(w.texts[p.par][:0], doc.Text...)
 		p.text = w.texts[p.par]
 	}
-	hi, lo, empty := w.ths[p.par].TextHash(p.text)
+	// p.text is held as it is until this sketcher's Sign of it (its own
+	// copy, or the batch's record): the memo needs no check of its bytes.
+	hi, lo, empty := w.ths[p.par].TextHashHeld(p.text)
 	if !empty {
 		p.hi, p.lo, p.hashed = hi, lo, true
 		out.hashes = append(out.hashes, hi, lo)
@@ -223,26 +301,28 @@ func (w *signer) flush(out *signed) {
 // finish decides whether document p is a copy the pass already knows and,
 // if not, signs and bands it.
 func (w *signer) finish(out *signed, p *pending) {
+	d := &out.docs[p.j]
 	if p.hashed {
 		hi, lo := p.hi, p.lo
-		if _, ok := w.batch.get(hi, lo); (ok || w.exact.has([2]uint64{hi, lo})) && !w.signAll {
+		if j, ok := w.batch.get(hi, lo); ok {
+			d.known, d.first = knownBatch, j
+		} else if f, ok := w.exact.get([2]uint64{hi, lo}); ok {
+			d.known, d.first = knownTable, f
+		}
+		if d.known != knownNone && !w.signAll {
 			// A copy of an earlier document: not signed (nor, with
 			// stored signatures, banded).
-			out.status = append(out.status, docCopy)
-			out.textEnd = append(out.textEnd, len(out.texts))
-			out.entEnd = append(out.entEnd, len(out.entries))
+			d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 			return
 		}
-		w.batch.getOrPut(hi, lo, 0, true)
+		w.batch.getOrPut(hi, lo, uint32(p.j), true)
 	}
 	if w.stored {
 		// The collector takes the stored signature, in input order, and
 		// makes the band-key entries (takeStored). The features are not
 		// counted (report.json's drift has none): that takes hashing.
-		out.status = append(out.status, docOK)
 		out.texts = append(out.texts, p.text...)
-		out.textEnd = append(out.textEnd, len(out.texts))
-		out.entEnd = append(out.entEnd, len(out.entries))
+		d.status, d.textEnd, d.entEnd = docOK, len(out.texts), len(out.entries)
 		return
 	}
 	sk := w.sks[p.par]
@@ -251,44 +331,32 @@ func (w *signer) finish(out *signed, p *pending) {
 	// Only Sign moves the counts: the difference from the last reading
 	// is this signature's.
 	m := sk.Metrics()
-	out.metrics[p.j] = m.Sub(w.metrics[p.par])
+	d.metrics = m.Sub(w.metrics[p.par])
 	w.metrics[p.par] = m
 	if empty {
 		out.sigs = sigs[:n]
-		out.status = append(out.status, docEmpty)
-		out.textEnd = append(out.textEnd, len(out.texts))
-		out.entEnd = append(out.entEnd, len(out.entries))
+		d.status, d.textEnd, d.entEnd = docEmpty, len(out.texts), len(out.entries)
 		return
 	}
 	out.sigs = sigs
-	out.status = append(out.status, docOK)
 	if w.keepTx && p.whole {
 		// Kept whole: the record cannot be read back (see textStore).
 		out.texts = append(out.texts, p.text...)
 	}
-	out.textEnd = append(out.textEnd, len(out.texts))
 	if w.band {
 		w.keys = sk.AppendKeys(w.keys[:0], sigs[n:])
 		out.entries = sketch.AppendKeyEntries(out.entries, w.keys, w.base+uint32(p.index), w.keyBits)
 	}
-	out.entEnd = append(out.entEnd, len(out.entries))
+	d.status, d.textEnd, d.entEnd = docOK, len(out.texts), len(out.entries)
 }
 
 // skip records a record that did not parse (under SkipBad) as a bad document.
 func (w *signer) skip(out *signed, rec *corpus.Record, _ error) {
 	w.flush(out)
-	out.index = append(out.index, rec.Index)
-	out.locs = append(out.locs, recordLoc{})
-	out.file, out.line = append(out.file, rec.File), append(out.line, rec.Line)
-	out.status = append(out.status, docBad)
-	out.idEnd = append(out.idEnd, len(out.ids))
-	out.idHash = append(out.idHash, 0)
-	out.length = append(out.length, 0)
-	out.keep = append(out.keep, 0)
-	out.hasKeep = append(out.hasKeep, false)
-	out.metrics = append(out.metrics, minhash.Metrics{})
-	out.textEnd = append(out.textEnd, len(out.texts))
-	out.entEnd = append(out.entEnd, len(out.entries))
+	out.docs = append(out.docs, docRes{
+		index: rec.Index, line: rec.Line, file: out.fileOf(rec.File), status: docBad,
+		idEnd: len(out.ids), textEnd: len(out.texts), entEnd: len(out.entries),
+	})
 }
 
 // sign reads every input, signs every document on all workers (or takes
@@ -420,24 +488,25 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			// exact pass knew it was one. So the counts are the same
 			// whatever the workers and their timing.
 			res := &b.Result
-			for j, st := range res.status {
-				if st != docOK && st != docEmpty {
+			for j := range res.docs {
+				d := &res.docs[j]
+				if d.status != docOK && d.status != docEmpty {
 					continue
 				}
 				if stored {
 					// Not hashed: the features are not counted.
-					dr.TextBytes.Add(float64(res.length[j]))
+					dr.TextBytes.Add(float64(d.length))
 					continue
 				}
-				hash = hash.Add(res.metrics[j])
-				dr.AddDocument(res.length[j], res.metrics[j].Features)
+				hash = hash.Add(d.metrics)
+				dr.AddDocument(d.length, d.metrics.Features)
 			}
 			if r.bad != nil {
 				if err := r.bad.Add(b.Bad); err != nil {
 					return err
 				}
 			}
-			r.bar.Add(int64(len(b.Result.index)), b.RawBytes)
+			r.bar.Add(int64(len(b.Result.docs)), b.RawBytes)
 			return nil
 		})
 	if err != nil {
@@ -527,7 +596,7 @@ func (r *run) collect(s *signed) error {
 			return err
 		}
 	}
-	if !r.docs.sized && len(s.index) > 1 {
+	if !r.docs.sized && len(s.docs) > 1 {
 		// Sized once, from the first batch, for the documents expected:
 		// the exact pass's table and the document table then do not grow
 		// by copying on their way.
@@ -542,8 +611,22 @@ func (r *run) collect(s *signed) error {
 		r.docs.reserve(int(min(n, r.opts.Memory/64, 1<<sketch.EntryDocBits))) // 0: unknown, nothing reserved
 	}
 	words := r.sketch.Words()
+	if r.texts != nil {
+		// The text store's number of each of the batch's sources, looked
+		// up once a batch.
+		s.srcNums = s.srcNums[:0]
+		for k := range s.srcs {
+			i, err := r.texts.source(&s.srcs[k])
+			if err != nil {
+				return err
+			}
+			s.srcNums = append(s.srcNums, i)
+		}
+	}
 	id0, tx0, sg, hs, en, kept := 0, 0, 0, 0, 0, 0
-	for j, idx := range s.index {
+	for j := range s.docs {
+		d := &s.docs[j]
+		idx := d.index
 		// Records the reader skipped (too large, under SkipBad) leave gaps.
 		for int64(r.docs.len()) < idx {
 			if err := r.addDoc(docBad, nil, 0, 0, false, nil, nil, nil); err != nil {
@@ -553,10 +636,11 @@ func (r *run) collect(s *signed) error {
 		if int64(r.docs.len()) != idx {
 			return fmt.Errorf("dedup: internal error: record %d arrived at position %d", idx, r.docs.len())
 		}
-		st := s.status[j]
+		st := d.status
+		id := s.ids[id0:d.idEnd]
 		if st != docBad {
-			pos := dupid.Position{File: s.file[j], Line: s.line[j], Index: idx}
-			if err := r.ids.AddHash(s.idHash[j], s.ids[id0:s.idEnd[j]], pos); err != nil {
+			pos := dupid.Position{File: s.files[d.file], Line: d.line, Index: idx}
+			if err := r.ids.AddHash(d.idHash, id, pos); err != nil {
 				return err
 			}
 		}
@@ -565,20 +649,22 @@ func (r *run) collect(s *signed) error {
 			sig = s.sigs[sg : sg+words]
 			sg += words
 		}
-		text := s.texts[tx0:s.textEnd[j]]
-		var loc *recordLoc // where the record is, when kept by location
+		text := s.texts[tx0:d.textEnd]
+		var loc *textLoc // where the text or record is, when kept by location
+		var at textLoc
 		if st != docOK {
 			text = nil // kept only for the stored signatures' check
-		} else if s.locs[j].src != "" {
-			loc = &s.locs[j]
+		} else if d.src != 0 && r.texts != nil {
+			at = textLoc{file: s.srcNums[d.src-1], off: d.off, n: d.n, raw: d.text}
+			loc = &at
 		}
 		// The signature file gets every signed document's signature, a
 		// copy's included (signed: signer.signAll), before the exact pass
 		// drops it.
-		if err := r.writeSignature(st, s.ids[id0:s.idEnd[j]], sig); err != nil {
+		if err := r.writeSignature(st, id, sig); err != nil {
 			return err
 		}
-		entries := s.entries[en:s.entEnd[j]]
+		entries := s.entries[en:d.entEnd]
 		if (st == docOK || st == docCopy) && len(s.hashes) > 0 {
 			// The exact pass decides, in input order, whether the document
 			// is the first of its text or a copy (whose signature and band
@@ -588,17 +674,17 @@ func (r *run) collect(s *signed) error {
 				// The table's slots of the next documents, at once.
 				r.exact.prefetch(s.hashes[hs:min(hs+2*prefetchDocs, len(s.hashes))])
 			}
-			first, err := r.exact.resolve([2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
+			first, err := r.resolve(s, d, [2]uint64{s.hashes[hs], s.hashes[hs+1]}, r.ref.n+uint32(idx))
 			if err != nil {
 				return err
 			}
 			hs += 2
 			if first >= 0 {
 				st, sig, text, loc, entries = docCopy, nil, nil, nil, nil
-				s.status[j] = st // not counted as signed (signCorpus)
+				d.status = st // not counted as signed (signCorpus)
 			}
 		}
-		if err := r.addDoc(st, s.ids[id0:s.idEnd[j]], s.length[j], s.keep[j], s.hasKeep[j], text, loc, sig); err != nil {
+		if err := r.addDoc(st, id, d.length, d.keep, d.hasKeep, text, loc, sig); err != nil {
 			return err
 		}
 		// The entries kept move down over those dropped (none, mostly).
@@ -607,13 +693,51 @@ func (r *run) collect(s *signed) error {
 		} else {
 			kept += len(entries)
 		}
-		id0, tx0, en = s.idEnd[j], s.textEnd[j], s.entEnd[j]
+		id0, tx0, en = d.idEnd, d.textEnd, d.entEnd
 	}
 	s.entries = s.entries[:kept]
 	if r.feed != nil {
 		return r.feed.add(s)
 	}
 	return r.entries.Add(s.entries...)
+}
+
+// resolve is the exact pass's decision on document d of batch s (number
+// doc, hash k), in input order (exactPass.resolve), without the table's
+// probe where the worker's finding settles it: a hash the worker found in
+// the table is there still, with the same document; one an earlier
+// document of the batch has was decided for that document a moment ago
+// (its first, itself, or the late detector, which d then goes to as well:
+// the table was full then and has taken no key since). A document of the
+// batch that was not resolved (its signature empty) settles nothing.
+func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, error) {
+	first, late, done := int64(-1), false, false
+	var err error
+	switch d.known {
+	case knownTable:
+		first, done = r.exact.copyOf(doc, d.first), true
+	case knownBatch:
+		switch b := &s.docs[d.first]; b.res {
+		case resTable:
+			first, done = r.exact.copyOf(doc, b.first), true
+		case resLate:
+			late, done, err = true, true, r.exact.addLate(k, doc)
+		}
+	}
+	if !done {
+		first, late, err = r.exact.resolveLate(k, doc)
+	}
+	switch {
+	case err != nil:
+		return -1, err
+	case first >= 0:
+		d.res, d.first = resTable, uint32(first)
+	case late:
+		d.res = resLate
+	default:
+		d.res, d.first = resTable, doc
+	}
+	return first, nil
 }
 
 // expectedDocs estimates the number of records in inputs from their size
@@ -627,7 +751,7 @@ func (r *run) collect(s *signed) error {
 // an estimate off costs a growth of the table or unused slots, never a
 // different decision.
 func expectedDocs(inputs []string, s *signed) int64 {
-	if len(s.index) < 2 {
+	if len(s.docs) < 2 {
 		return 0
 	}
 	var total int64
@@ -641,28 +765,31 @@ func expectedDocs(inputs []string, s *signed) int64 {
 		}
 		total += fi.Size()
 	}
-	// Located: the first and last records of one file in the batch.
+	// Located: the first and last records of one source in the batch.
 	first, last := -1, -1
-	for j := range s.locs {
-		if s.locs[j].src == "" {
+	for j := range s.docs {
+		if s.docs[j].src == 0 {
 			continue
 		}
 		if first < 0 {
 			first = j
-		} else if s.locs[j].src == s.locs[first].src {
+		} else if s.srcs[s.docs[j].src-1].src == s.srcs[s.docs[first].src-1].src {
 			last = j
 		}
 	}
-	if last > first && first >= 0 && s.index[last] > s.index[first] && s.locs[last].off > s.locs[first].off {
-		per := float64(s.locs[last].off-s.locs[first].off) / float64(s.index[last]-s.index[first])
-		return int64(float64(total) / per)
+	if last > first && first >= 0 {
+		f, l := &s.docs[first], &s.docs[last]
+		if l.index > f.index && l.off > f.off {
+			per := float64(l.off-f.off) / float64(l.index-f.index)
+			return int64(float64(total) / per)
+		}
 	}
 	var bytes int64
-	for _, n := range s.length {
-		bytes += n + 1
+	for j := range s.docs {
+		bytes += s.docs[j].length + 1
 	}
 	bytes += int64(len(s.ids))
-	return total / max(bytes/int64(len(s.index)), 1)
+	return total / max(bytes/int64(len(s.docs)), 1)
 }
 
 // prefetchDocs is how many documents' slots of the exact pass's table the
@@ -746,8 +873,9 @@ func (f *entryFeed) stop() error {
 }
 
 // addDoc numbers the next input document; its text, under exact
-// verification, is text or, when loc is not nil, the record at loc.
-func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, loc *recordLoc, sig []uint64) error {
+// verification, is text or, when loc is not nil, the one at loc (of a
+// source the text store numbered: textStore.source).
+func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKeep bool, text []byte, loc *textLoc, sig []uint64) error {
 	if uint64(r.ref.n)+uint64(r.docs.len()) >= 1<<sketch.EntryDocBits {
 		return fmt.Errorf("dedup: more than %d documents, reference documents included", uint64(1)<<sketch.EntryDocBits-1)
 	}
@@ -758,7 +886,7 @@ func (r *run) addDoc(status uint8, id []byte, length int64, keep float64, hasKee
 		}
 		var err error
 		if loc != nil {
-			err = r.texts.appendAt(loc)
+			err = r.texts.appendLoc(*loc)
 		} else {
 			err = r.texts.appendText(text)
 		}

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/dupid"
 	"github.com/neardup/neardup/internal/sketch"
-	"github.com/neardup/neardup/minhash"
 )
 
 // TestSignerAhead: a worker under the exact pass decides on and signs each
@@ -123,11 +123,10 @@ func TestSignerAhead(t *testing.T) {
 					clear(b.Records[i].Raw) // the reader reuses the batch
 				}
 				want := signAtOnce(t, r, sk, w, b, texts, bad)
-				if !slices.Equal(got.status, want.status) || !slices.Equal(got.sigs, want.sigs) ||
-					!slices.Equal(got.entries, want.entries) || !slices.Equal(got.entEnd, want.entEnd) ||
-					!slices.Equal(got.texts, want.texts) || !slices.Equal(got.textEnd, want.textEnd) ||
-					!slices.Equal(got.hashes, want.hashes) || !slices.Equal(got.metrics, want.metrics) ||
-					!slices.Equal(got.index, want.index) {
+				if !slices.Equal(got.docs, want.docs) || !slices.Equal(got.sigs, want.sigs) ||
+					!slices.Equal(got.entries, want.entries) || !slices.Equal(got.texts, want.texts) ||
+					!slices.Equal(got.hashes, want.hashes) || !slices.Equal(got.ids, want.ids) ||
+					!slices.Equal(got.files, want.files) || len(got.srcs) != 0 {
 					t.Fatalf("batch %d of %d records: signed\n%+v\nwant\n%+v", batch, n, got, want)
 				}
 				// The collector's decisions, for the next batches: every
@@ -148,16 +147,19 @@ func TestSignerAhead(t *testing.T) {
 func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Batch, texts []string, bad []bool) signed {
 	t.Helper()
 	var out signed
-	seen := map[[2]uint64]bool{}
+	seen := map[[2]uint64]uint32{} // by hash, the batch's first document with it
 	for i, rec := range b.Records {
-		out.index = append(out.index, rec.Index)
+		if len(out.files) == 0 {
+			out.files = append(out.files, rec.File) // every record's is "f"
+		}
 		if bad[i] {
-			out.status = append(out.status, docBad)
-			out.metrics = append(out.metrics, minhash.Metrics{})
-			out.textEnd = append(out.textEnd, len(out.texts))
-			out.entEnd = append(out.entEnd, len(out.entries))
+			out.docs = append(out.docs, docRes{index: rec.Index, line: rec.Line, status: docBad,
+				idEnd: len(out.ids), textEnd: len(out.texts), entEnd: len(out.entries)})
 			continue
 		}
+		id := fmt.Appendf(nil, "d%d", rec.Index)
+		out.ids = append(out.ids, id...)
+		d := docRes{index: rec.Index, line: rec.Line, length: int64(len(texts[i])), idHash: dupid.Hash(id), idEnd: len(out.ids)}
 		k, err := sk.NewSketcher()
 		if err != nil {
 			t.Fatal(err)
@@ -167,32 +169,35 @@ func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Bat
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
 			key := [2]uint64{hi, lo}
-			if (seen[key] || r.exact.has(key)) && !w.signAll {
-				out.status = append(out.status, docCopy)
-				out.metrics = append(out.metrics, minhash.Metrics{})
-				out.textEnd = append(out.textEnd, len(out.texts))
-				out.entEnd = append(out.entEnd, len(out.entries))
+			if j, ok := seen[key]; ok {
+				d.known, d.first = knownBatch, j
+			} else if f, ok := r.exact.get(key); ok {
+				d.known, d.first = knownTable, f
+			}
+			if d.known != knownNone && !w.signAll {
+				d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
+				out.docs = append(out.docs, d)
 				continue
 			}
-			seen[key] = true
+			if _, ok := seen[key]; !ok {
+				seen[key] = uint32(i)
+			}
 		}
 		n := len(out.sigs)
 		sigs, none := k.Sign(out.sigs, text)
-		out.metrics = append(out.metrics, k.Metrics())
+		d.metrics = k.Metrics()
 		if none {
 			out.sigs = sigs[:n]
-			out.status = append(out.status, docEmpty)
-			out.textEnd = append(out.textEnd, len(out.texts))
-			out.entEnd = append(out.entEnd, len(out.entries))
+			d.status, d.textEnd, d.entEnd = docEmpty, len(out.texts), len(out.entries)
+			out.docs = append(out.docs, d)
 			continue
 		}
 		out.sigs = sigs
-		out.status = append(out.status, docOK)
 		out.texts = append(out.texts, text...)
-		out.textEnd = append(out.textEnd, len(out.texts))
 		keys := k.AppendKeys(nil, sigs[n:])
 		out.entries = sketch.AppendKeyEntries(out.entries, keys, w.base+uint32(rec.Index), w.keyBits)
-		out.entEnd = append(out.entEnd, len(out.entries))
+		d.status, d.textEnd, d.entEnd = docOK, len(out.texts), len(out.entries)
+		out.docs = append(out.docs, d)
 	}
 	return out
 }

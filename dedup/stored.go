@@ -77,31 +77,33 @@ func (r *run) takeStored(s *signed) error {
 	id0, tx0 := 0, 0
 	// The entries are made here, document by document: entEnd is rebuilt.
 	s.entries = s.entries[:0]
-	for j, idx := range s.index {
-		id, text := s.ids[id0:s.idEnd[j]], s.texts[tx0:s.textEnd[j]]
-		id0, tx0 = s.idEnd[j], s.textEnd[j]
-		if err := r.takeStoredDoc(s, j, idx, id, text, words); err != nil {
+	for j := range s.docs {
+		d := &s.docs[j]
+		id, text := s.ids[id0:d.idEnd], s.texts[tx0:d.textEnd]
+		id0, tx0 = d.idEnd, d.textEnd
+		if err := r.takeStoredDoc(s, d, id, text, words); err != nil {
 			return err
 		}
-		s.entEnd[j] = len(s.entries)
+		d.entEnd = len(s.entries)
 	}
 	return nil
 }
 
-// takeStoredDoc is takeStored's work on document j of s. A copy the exact
+// takeStoredDoc is takeStored's work on document d of s. A copy the exact
 // pass's workers already found (docCopy) has its record read and its id
 // checked, and no signature nor entries: a copy needs no signing anyway.
-func (r *run) takeStoredDoc(s *signed, j int, idx int64, id, text []byte, words int) error {
+func (r *run) takeStoredDoc(s *signed, d *docRes, id, text []byte, words int) error {
 	st := r.stored
-	isCopy := s.status[j] == docCopy
-	if s.status[j] != docOK && !isCopy {
+	idx, file := d.index, s.files[d.file]
+	isCopy := d.status == docCopy
+	if d.status != docOK && !isCopy {
 		return nil
 	}
 	if !st.held {
 		err := st.r.Next(&st.rec)
 		if errors.Is(err, io.EOF) && !r.opts.Corpus.SkipBad {
 			return fmt.Errorf("dedup: %w: --signatures %s ends after %d records; %s:%d (id %q) has none",
-				jobspec.ErrStoredSignatures, st.path, st.r.Count(), s.file[j], s.line[j], id)
+				jobspec.ErrStoredSignatures, st.path, st.r.Count(), file, d.line, id)
 		}
 		switch {
 		case errors.Is(err, io.EOF):
@@ -120,24 +122,24 @@ func (r *run) takeStoredDoc(s *signed, j int, idx int64, id, text []byte, words 
 		sig = st.rec.Sig
 		if r.sketch.Empty(sig) {
 			if _, empty := st.sk.Sign(nil, text); empty {
-				s.status[j] = docEmpty
+				d.status = docEmpty
 				return nil
 			}
 		}
 	case r.opts.Corpus.SkipBad:
 		st.held = !st.eof
-		st.missing = append(st.missing, missingSig{index: idx, file: s.file[j], line: s.line[j], id: string(id)})
+		st.missing = append(st.missing, missingSig{index: idx, file: file, line: d.line, id: string(id)})
 		if isCopy {
 			return nil
 		}
 		var empty bool
 		if sig, empty = st.sk.Sign(nil, text); empty {
-			s.status[j] = docEmpty
+			d.status = docEmpty
 			return nil
 		}
 	default:
 		return fmt.Errorf("dedup: %w: record %d of --signatures %s has id %q; %s:%d, the document it stands for, has id %q",
-			jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, s.file[j], s.line[j], id)
+			jobspec.ErrStoredSignatures, st.r.Count()-1, st.path, st.rec.ID, file, d.line, id)
 	}
 	s.sigs = append(s.sigs, sig...)
 	st.keys = st.sk.AppendKeys(st.keys[:0], s.sigs[len(s.sigs)-words:])

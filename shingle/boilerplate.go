@@ -266,6 +266,25 @@ func (s *Shingler) TextHash(text []byte) (hi, lo uint64, empty bool) {
 	s.memo.ok = false
 	n, ascii := s.normalise(text)
 	s.memo = memo{ptr: unsafe.SliceData(text), len: len(text), sum: xxh3.Hash(text), n: n, ascii: ascii, ok: true}
+	return s.textHash(n)
+}
+
+// TextHashHeld is TextHash for a caller that holds text unchanged until its
+// next call of the Shingler: the next AppendFeatures, Stream or AddBins call
+// given this same slice uses the normalised text without hashing the text
+// to check that its bytes are the same (TextHash hashes the text twice for
+// that: once to remember it, once to compare). A caller that changes
+// text's bytes in between gets the features of the old text. The hash is
+// TextHash's.
+func (s *Shingler) TextHashHeld(text []byte) (hi, lo uint64, empty bool) {
+	s.memo.ok = false
+	n, ascii := s.normalise(text)
+	s.memo = memo{ptr: unsafe.SliceData(text), len: len(text), n: n, ascii: ascii, ok: true, held: true}
+	return s.textHash(n)
+}
+
+// textHash is TextHash's hash of the normalised text s.norm[:n].
+func (s *Shingler) textHash(n int) (hi, lo uint64, empty bool) {
 	if s.keyed {
 		hi, lo = siphash.Hash128(s.k0, s.k1, s.norm[:n])
 	} else {
@@ -278,7 +297,8 @@ func (s *Shingler) TextHash(text []byte) (hi, lo uint64, empty bool) {
 // memo is the normalised text TextHash left in s.norm, for the next call
 // with the same text: the same slice, whose bytes still hash to sum (a
 // caller's buffer reused for another text of the same length is not the
-// same text).
+// same text), or, held (TextHashHeld), whose bytes the caller holds
+// unchanged.
 type memo struct {
 	ptr   *byte
 	len   int
@@ -286,4 +306,5 @@ type memo struct {
 	n     int
 	ascii bool
 	ok    bool
+	held  bool // sum is not set: the caller holds the text (TextHashHeld)
 }

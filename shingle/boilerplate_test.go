@@ -300,6 +300,43 @@ func TestBoilerplateAllLines(t *testing.T) {
 	}
 }
 
+// TestTextHashHeld: TextHashHeld's hash is TextHash's, and the features
+// after it of the same slice are the plain features; of another slice, of
+// the same length, too (the memo is the slice's). A held slice is taken at
+// its word: changed in between, it gets its old text's features, which
+// shows that the memo is used without hashing the text.
+func TestTextHashHeld(t *testing.T) {
+	spec := Prose
+	spec.Boilerplate = lineSet(t, Prose, "Home | News")
+	s, plain := MustNew(spec), MustNew(spec)
+	for _, text := range append(multiLineTexts(t), "", " !! ", "Home | News\nThe quick brown fox.") {
+		b := []byte(text)
+		h, l, empty := plain.TextHash(b)
+		gh, gl, gempty := s.TextHashHeld(b)
+		if gh != h || gl != l || gempty != empty {
+			t.Fatalf("%q: TextHashHeld %x %x %v; want TextHash's %x %x %v", trunc(text), gh, gl, gempty, h, l, empty)
+		}
+		want := plain.AppendFeatures(nil, b)
+		if got := s.AppendFeatures(nil, b); !slices.Equal(got, want) {
+			t.Fatalf("features after TextHashHeld differ on %q", trunc(text))
+		}
+		s.TextHashHeld(b)
+		other := append([]byte(nil), b...) // same bytes, another slice
+		if got := s.AppendFeatures(nil, other); !slices.Equal(got, want) {
+			t.Fatal("features of another slice after TextHashHeld differ")
+		}
+	}
+	a, b := []byte("first text of some words"), []byte("other text of more words")
+	s.TextHashHeld(a)
+	copy(a, b) // against the contract
+	if got, want := s.AppendFeatures(nil, a), plain.AppendFeatures(nil, []byte("first text of some words")); !slices.Equal(got, want) {
+		t.Fatal("a held slice was checked: the memo was not used")
+	}
+	if got, want := s.AppendFeatures(nil, a), plain.AppendFeatures(nil, b); !slices.Equal(got, want) {
+		t.Fatal("the memo was used twice")
+	}
+}
+
 // TestTextHashReusedBuffer: a caller that reuses one buffer for texts of
 // the same length (a parser does) gets each text's own hash and features,
 // whether or not it signs in between.

@@ -275,7 +275,7 @@ func (s *Shingler) features(dst []uint64, text []byte) []uint64 {
 func (s *Shingler) normalise(text []byte) (int, bool) {
 	if m := s.memo; m.ok {
 		s.memo.ok = false
-		if m.len == len(text) && m.ptr == unsafe.SliceData(text) && m.sum == xxh3.Hash(text) {
+		if m.len == len(text) && m.ptr == unsafe.SliceData(text) && (m.held || m.sum == xxh3.Hash(text)) {
 			return m.n, m.ascii
 		}
 	}

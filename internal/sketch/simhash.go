@@ -256,6 +256,11 @@ func (k *simHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
 	return k.sh.TextHash(text)
 }
 
+// TextHashHeld is the shingler's, as TextHash.
+func (k *simHashSketcher) TextHashHeld(text []byte) (hi, lo uint64, empty bool) {
+	return k.sh.TextHashHeld(text)
+}
+
 func (k *simHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 	fp := k.h.FingerprintText(k.sh, text)
 	n := k.h.Features()

@@ -254,6 +254,11 @@ type Sketcher interface {
 // the same signature; a driver that finds one need not sign the other.
 type TextHasher interface {
 	TextHash(text []byte) (hi, lo uint64, empty bool)
+	// TextHashHeld is TextHash for a caller that holds text's bytes
+	// unchanged until it calls Sign with the same slice, as
+	// shingle.Shingler.TextHashHeld: Sign then reuses the normalisation
+	// without hashing the text again to check it is unchanged.
+	TextHashHeld(text []byte) (hi, lo uint64, empty bool)
 }
 
 // FeatureSigner is implemented by the Sketchers whose signature of a text
@@ -525,6 +530,10 @@ var (
 
 func (k *minHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
 	return k.sh.TextHash(text)
+}
+
+func (k *minHashSketcher) TextHashHeld(text []byte) (hi, lo uint64, empty bool) {
+	return k.sh.TextHashHeld(text)
 }
 
 func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {

@@ -146,3 +146,37 @@ func TestEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestTextHashHeld: both sketches' TextHashHeld is TextHash, and the Sign
+// of the same slice after either is a fresh sketcher's Sign (the memo of
+// the normalisation is the text's).
+func TestTextHashHeld(t *testing.T) {
+	p := minhash.Params{}
+	p.EnsureDefaults()
+	bands, err := lsh.ForRecall(0.7, p.K, 0.99)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []Config{{Spec: mustSpec(t, "word:3"), Params: p, Bands: bands}, simHashConfig(3, 4)} {
+		sketch, err := c.New()
+		if err != nil {
+			t.Fatal(err)
+		}
+		sk, _ := sketch.NewSketcher()
+		ref, _ := sketch.NewSketcher()
+		th, rth := sk.(TextHasher), ref.(TextHasher)
+		for i, text := range texts {
+			b := []byte(text)
+			h, l, empty := rth.TextHash(b)
+			gh, gl, gempty := th.TextHashHeld(b)
+			if gh != h || gl != l || gempty != empty {
+				t.Fatalf("text %d: TextHashHeld %x %x %v; want %x %x %v", i, gh, gl, gempty, h, l, empty)
+			}
+			fresh, _ := sketch.NewSketcher()
+			want, wempty := fresh.Sign(nil, b)
+			if got, gempty := sk.Sign(nil, b); !slices.Equal(got, want) || gempty != wempty {
+				t.Fatalf("text %d: Sign after TextHashHeld %x, %v; want %x, %v", i, got, gempty, want, wempty)
+			}
+		}
+	}
+}
