@@ -149,6 +149,14 @@ func (w *directWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// AvailableBuffer returns an empty slice with the room left in the buffer
+// being filled, to append to and pass to an immediately following Write
+// (as bufio.Writer's). Having it tells corpus.CopyKept that the writer
+// buffers, so that the kept records come to Write straight from the
+// input's mapped pages and are copied once, not through a buffer of the
+// corpus.Writer's first.
+func (w *directWriter) AvailableBuffer() []byte { return w.buf[len(w.buf):len(w.buf)] }
+
 // close writes what is buffered (the whole blocks directly, the rest
 // through the ordinary descriptor), waits for the writing goroutine and
 // closes the direct descriptor; the file itself stays open (its
