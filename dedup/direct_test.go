@@ -48,6 +48,21 @@ func TestDirectWriter(t *testing.T) {
 			}
 			for p := want; len(p) > 0; {
 				k := min(len(p), []int{0, 1, 13, directBlock, 3 * directBlock / 2, 1 << 20}[rng.IntN(6)])
+				if rng.IntN(3) == 0 {
+					// Appended to AvailableBuffer first, as bufio.Writer's
+					// users do (and written over itself).
+					ab := dw.AvailableBuffer()
+					if len(ab) != 0 || cap(ab) == 0 {
+						t.Fatalf("AvailableBuffer: len %d cap %d; want 0, room left", len(ab), cap(ab))
+					}
+					k = min(k, cap(ab))
+					ab = append(ab, p[:k]...)
+					if n, err := dw.Write(ab); n != k || err != nil {
+						t.Fatalf("%s, %d bytes: Write of AvailableBuffer's %d: %d, %v", w.name, total, k, n, err)
+					}
+					p = p[k:]
+					continue
+				}
 				if n, err := dw.Write(p[:k]); n != k || err != nil {
 					t.Fatalf("%s, %d bytes: Write of %d: %d, %v", w.name, total, k, n, err)
 				}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/neardup/neardup/internal/atomicfile"
 )
@@ -51,6 +52,19 @@ func fill(path string, f io.Writer, fn func(*bufio.Writer) error) error {
 	}
 	if err := w.Flush(); err != nil {
 		return fmt.Errorf("dedup: write %s: %w", path, err)
+	}
+	return nil
+}
+
+// sync flushes the output files of paths (from create) to stable storage
+// ahead of the commit.
+func (o *outputs) sync(paths ...string) error {
+	for _, f := range o.files {
+		if slices.Contains(paths, f.Path()) {
+			if err := f.Sync(); err != nil {
+				return fmt.Errorf("dedup: write %s: %w", f.Path(), err)
+			}
+		}
 	}
 	return nil
 }

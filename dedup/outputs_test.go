@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
@@ -112,4 +113,86 @@ func keys(m map[string][]byte) []string {
 	}
 	slices.Sort(k)
 	return k
+}
+
+// TestOutputsSync: sync flushes the named outputs ahead of the commit (an
+// error names the file), leaves the others alone, and the commit still
+// gives every file its final name.
+func TestOutputsSync(t *testing.T) {
+	dir := t.TempDir()
+	var o outputs
+	defer o.abort()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	for _, p := range []string{a, b} {
+		w, err := o.create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.sync(a, filepath.Join(dir, "not an output")); err != nil {
+		t.Fatalf("sync: %v", err)
+	}
+	if err := o.sync(); err != nil {
+		t.Fatalf("sync of nothing: %v", err)
+	}
+	if err := o.commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{a, b} {
+		if got, err := os.ReadFile(p); err != nil || string(got) != p {
+			t.Errorf("%s after the commit: %q, %v; want %q", p, got, err, p)
+		}
+	}
+	// A file that cannot be synced (closed under the outputs) is an error
+	// naming it.
+	var bad outputs
+	defer bad.abort()
+	c := filepath.Join(dir, "c")
+	if _, err := bad.create(c); err != nil {
+		t.Fatal(err)
+	}
+	bad.files[0].File.Close()
+	if err := bad.sync(c); err == nil || !strings.Contains(err.Error(), c) {
+		t.Fatalf("sync of a closed file: %v; want an error naming %s", err, c)
+	}
+}
+
+// TestRunFreesMemoryOnce: the write stage returns the run's memory to the
+// system once, after pairs.tsv and clusters.jsonl are complete (so that the
+// process's exit has not to tear it down), and a run that fails before the
+// write stage does not.
+func TestRunFreesMemoryOnce(t *testing.T) {
+	var calls int
+	var pairsDone bool
+	out := t.TempDir()
+	old := freeOSMemory
+	freeOSMemory = func() {
+		calls++
+		// Written (under their temporary names) and synced by now.
+		ents, _ := os.ReadDir(out)
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), "."+PairsFile) {
+				if fi, err := e.Info(); err == nil && fi.Size() > 0 {
+					pairsDone = true
+				}
+			}
+		}
+	}
+	defer func() { freeOSMemory = old }()
+	if _, err := Run(context.Background(), []string{"../testdata/articles_1000.jsonl"}, out, &Options{Memory: 1 << 30, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if calls != 1 || !pairsDone {
+		t.Fatalf("memory freed %d times (pairs.tsv written before: %v); want once, after it", calls, pairsDone)
+	}
+	calls = 0
+	if _, err := Run(context.Background(), []string{filepath.Join(t.TempDir(), "missing.jsonl")}, t.TempDir(), &Options{Memory: 1 << 30, Workers: 1}); err == nil {
+		t.Fatal("a missing input: no error")
+	}
+	if calls != 0 {
+		t.Errorf("a failed run freed memory %d times; want 0", calls)
+	}
 }

@@ -102,7 +102,10 @@ type run struct {
 // itself while a run is active sees its setting replaced when a run starts or
 // ends. Run also collects garbage between its stages, so that the next stage
 // reuses what the last released rather than fresh pages (under a large budget
-// the limit is far off and the pacer would wait for the heap to double).
+// the limit is far off and the pacer would wait for the heap to double), and
+// returns the free heap to the system (debug.FreeOSMemory) once every output
+// but kept.jsonl is written, while that is copied: the process's exit after
+// a run then has little to unmap.
 //
 // What the budget does not bound is a few bytes a document, for the whole
 // run: its status and the end of its id (5 bytes) and the id itself, 4 more
