@@ -145,7 +145,8 @@ func (d *Duplicate) RecordError(field string) *corpus.RecordError {
 // Add hashes the id to 64 bits (Hash; AddHash takes a hash made
 // elsewhere) and adds the hash's high 32 bits with the id's number to a
 // store of packed uint64: 256 buckets by the top byte in memory, sorted
-// one by one at the end, or past the budget a spilling sorter
+// (by the high bits alone) and scanned on every core at the end, or past
+// the budget a spilling sorter
 // (internal/extsort). Without Options.IDAt it appends the id and its
 // position to a log (in memory, then in a temporary file); with it, only
 // the position, as a run of records whose lines and indexes advance by one.

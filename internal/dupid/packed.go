@@ -25,7 +25,8 @@ const (
 // them in memory, scattered by their top byte into buckets of blocks (so
 // that adding never copies what was added before, and nothing is sorted
 // until the end); each bucket is then sorted on its own, a few hundred
-// kilobytes at a time, when it is read. Past the limit, or when one bucket
+// kilobytes at a time, when it is read (by iter, in order, or by shared,
+// on several goroutines, which yields only the values a scan would find). Past the limit, or when one bucket
 // is too large to sort within a quarter of the limit (the hashes of many
 // copies of one id), every value goes to an extsort.Sorter holding a
 // quarter of the limit, which spills sorted runs. Its output, the sorted
