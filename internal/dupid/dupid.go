@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 
@@ -144,7 +145,8 @@ func (d *Duplicate) RecordError(field string) *corpus.RecordError {
 // Add hashes the id to 64 bits (Hash; AddHash takes a hash made
 // elsewhere) and adds the hash's high 32 bits with the id's number to a
 // store of packed uint64: 256 buckets by the top byte in memory, sorted
-// one by one at the end, or past the budget a spilling sorter
+// (by the high bits alone) and scanned on every core at the end, or past
+// the budget a spilling sorter
 // (internal/extsort). Without Options.IDAt it appends the id and its
 // position to a log (in memory, then in a temporary file); with it, only
 // the position, as a run of records whose lines and indexes advance by one.
@@ -322,14 +324,26 @@ var errCorrupt = errors.New("dupid: corrupt temporary record")
 // id whose hash shares its high 32 bits with another's, with its number and
 // log record; nil if there is none.
 func (d *Detector) candidates() (*sorter, error) {
+	cand := extsort.New(d.opts.TempDir, "neardup-dupid-cand", int(d.opts.Memory/8/16))
+	defer cand.Close()
+	const low = MaxIDs - 1
+	// Held in memory, the buckets are sorted and scanned on every core:
+	// the caller waits for this at the end of its stage.
+	shared, _, err := d.hashes.shared(low, runtime.GOMAXPROCS(0))
+	if err != nil {
+		return nil, err
+	}
+	if err := cand.Add(shared...); err != nil {
+		return nil, fmt.Errorf("dupid: %w", err)
+	}
+	shared = nil
+	// On the sorter's way (or with nothing left in the buckets) the values
+	// are scanned in order here.
 	it, err := d.hashes.iter()
 	if err != nil {
 		return nil, err
 	}
 	defer it.close()
-	cand := extsort.New(d.opts.TempDir, "neardup-dupid-cand", int(d.opts.Memory/8/16))
-	defer cand.Close()
-	const low = MaxIDs - 1
 	var prev uint64
 	started, added := false, false // added: prev's group is in cand
 	for v, ok := it.next(); ok; v, ok = it.next() {

@@ -2,6 +2,7 @@ package dupid
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/internal/extsort"
@@ -24,7 +25,8 @@ const (
 // them in memory, scattered by their top byte into buckets of blocks (so
 // that adding never copies what was added before, and nothing is sorted
 // until the end); each bucket is then sorted on its own, a few hundred
-// kilobytes at a time, when it is read. Past the limit, or when one bucket
+// kilobytes at a time, when it is read (by iter, in order, or by shared,
+// on several goroutines, which yields only the values a scan would find). Past the limit, or when one bucket
 // is too large to sort within a quarter of the limit (the hashes of many
 // copies of one id), every value goes to an extsort.Sorter holding a
 // quarter of the limit, which spills sorted runs. Its output, the sorted
@@ -185,25 +187,8 @@ type packedIter struct {
 // iter returns an iterator over every value added; no value may be added
 // afterwards. Close it, then the store.
 func (s *packedStore) iter() (*packedIter, error) {
-	if err := s.finish(); err != nil {
+	if _, err := s.settle(); err != nil {
 		return nil, err
-	}
-	if s.sorter == nil {
-		var largest int64
-		for i := range s.full {
-			n := int64(len(s.cur[i]))
-			for _, blk := range s.full[i] {
-				n += int64(len(blk))
-			}
-			largest = max(largest, n)
-		}
-		// A bucket is copied and sorted with as much scratch: one too
-		// large for a quarter of the limit goes the sorter's way.
-		if 2*largest > s.limit/4 && largest > 2*packedMaxBlock {
-			if err := s.toSorter(); err != nil {
-				return nil, err
-			}
-		}
 	}
 	it := &packedIter{s: s}
 	if s.sorter != nil {
@@ -213,6 +198,100 @@ func (s *packedStore) iter() (*packedIter, error) {
 		}
 	}
 	return it, nil
+}
+
+// settle stops the adding and decides the way the values are read: it
+// moves them to the sorter if one bucket is too large to sort in memory. It
+// returns the size of the largest bucket (0 on the sorter's way).
+func (s *packedStore) settle() (int64, error) {
+	if err := s.finish(); err != nil {
+		return 0, err
+	}
+	if s.sorter != nil {
+		return 0, nil
+	}
+	var largest int64
+	for i := range s.full {
+		n := int64(len(s.cur[i]))
+		for _, blk := range s.full[i] {
+			n += int64(len(blk))
+		}
+		largest = max(largest, n)
+	}
+	// A bucket is copied and sorted with as much scratch: one too
+	// large for a quarter of the limit goes the sorter's way.
+	if 2*largest > s.limit/4 && largest > 2*packedMaxBlock {
+		return 0, s.toSorter()
+	}
+	return largest, nil
+}
+
+// shared returns, if the values are held in buckets (ok; else nothing is
+// read, and iter reads them from the sorter), v&low for every value v whose
+// high bits (v&^low, low being a mask of low bits below the top byte) are
+// another value's: what a scan of iter's sorted values finds, in no
+// particular order. The buckets are sorted and scanned on up to workers
+// goroutines at once, as many as their scratch (twice the largest bucket
+// each) fits in a quarter of the limit: this runs alone at the end of a
+// stage, its caller waiting. Each bucket is released once read, so that iter
+// then yields nothing; no value may be added afterwards.
+func (s *packedStore) shared(low uint64, workers int) (found []uint64, ok bool, err error) {
+	largest, err := s.settle()
+	if err != nil || s.sorter != nil {
+		return nil, false, err
+	}
+	workers = int(min(int64(max(workers, 1)), max(s.limit/4/max(2*largest, 1), 1), packedBuckets))
+	var next atomic.Int32
+	parts := make([][]uint64, workers)
+	work := func(w int) {
+		var a, b, out []uint64
+		for i := int(next.Add(1) - 1); i < packedBuckets; i = int(next.Add(1) - 1) {
+			blks, cur := s.full[i], s.cur[i]
+			s.full[i], s.cur[i] = nil, nil // released once read
+			if len(blks) == 0 && len(cur) < 2 {
+				continue
+			}
+			a = a[:0]
+			for _, blk := range blks {
+				a = append(a, blk...)
+			}
+			a = append(a, cur...)
+			// Only the high bits need ordering: the values found go to
+			// a sorter.
+			b = radix.SortKey(a, b[:cap(b)], 32)
+			out = appendShared(out, a, low)
+		}
+		parts[w] = out
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); work(w) }()
+	}
+	work(0)
+	wg.Wait()
+	for _, p := range parts {
+		found = append(found, p...)
+	}
+	return found, true, nil
+}
+
+// appendShared appends to dst v&low for each value v of vs (sorted by their
+// high bits) whose high bits (v&^low) another value of vs has.
+func appendShared(dst, vs []uint64, low uint64) []uint64 {
+	for i := 0; i < len(vs); {
+		j := i + 1
+		for j < len(vs) && vs[j]&^low == vs[i]&^low {
+			j++
+		}
+		if j-i > 1 {
+			for _, v := range vs[i:j] {
+				dst = append(dst, v&low)
+			}
+		}
+		i = j
+	}
+	return dst
 }
 
 // next returns the next value, or false at the end or on error (see Err).
