@@ -258,8 +258,9 @@ func checkEdge(n, i int, e Edge, t float64) (used bool, err error) {
 //
 // Components chains: documents A and Z end in one cluster whenever a path of
 // edges joins them, however unrelated they are. Use Star when that matters.
-// Time is O(n + E·α(n)); memory is 8 bytes per document plus 4 per
-// clustered document. Errors wrap
+// Time is O(n + E·α(n)), the O(n) a fill and a scan of a bitmap; memory
+// is 4 bytes and a bit per document plus about 20 per clustered document.
+// Errors wrap
 // ErrInvalidEdge, ErrInvalidOptions, ErrInvalidPolicy or ErrMissingAttrs.
 // The result depends only on n, the set of edges, attrs and opts.
 // It is ComponentsSeq over the slice.
@@ -279,8 +280,9 @@ func prepare(n int, attrs *Attrs, opts *Options) (*Options, ranker, error) {
 }
 
 // ComponentsSeq is Components over edges given as a sequence, in any
-// order, read once: the edges are never held, so memory is O(n) — 8 bytes
-// per document plus 4 per clustered document — whatever their number E.
+// order, read once: the edges are never held, so memory is O(n) — 4 bytes
+// and a bit per document plus about 20 per clustered document — whatever
+// their number E.
 // The result equals Components' over the same edges (errors included: an
 // edge is numbered by its position in the sequence). A sequence that stops
 // early on an error of its own must make the caller discard the result.
