@@ -475,3 +475,45 @@ func TestErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestComponentsSparse clusters a few documents among many, at the edges of
+// the 64-document words Components marks them in (0, 63, 64, n−1 with n not
+// a multiple of 64), with a repeated edge, a loop and an edge below the
+// threshold: only the linked documents are clustered, the rest stay
+// singletons.
+func TestComponentsSparse(t *testing.T) {
+	const n = 1000
+	edges := []Edge{
+		{A: 999, B: 63, Sim: 0.9}, {A: 64, B: 0, Sim: 0.9}, {A: 63, B: 999, Sim: 0.95},
+		{A: 500, B: 500, Sim: 1}, {A: 127, B: 128, Sim: 0.5}, {A: 64, B: 999, Sim: 0.85},
+		{A: 300, B: 301, Sim: 0.9},
+	}
+	r, err := Components(n, edges, nil, &Options{Threshold: 0.8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Cluster{{Kept: 0, Members: []uint32{0, 63, 64, 999}}, {Kept: 300, Members: []uint32{300, 301}}}
+	if !reflect.DeepEqual(r.Clusters, want) {
+		t.Fatalf("clusters %v; want %v", r.Clusters, want)
+	}
+	if got := refComponents(n, edges, 0.8, Policy{}, nil); !equalClusters(r.Clusters, got) {
+		t.Fatalf("clusters %v; the reference has %v", r.Clusters, got)
+	}
+	for _, d := range []uint32{1, 127, 128, 500, 998} {
+		if r.ClusterOf(d) != -1 || !r.IsKept(d) {
+			t.Errorf("document %d: cluster %d, kept %v; want a kept singleton", d, r.ClusterOf(d), r.IsKept(d))
+		}
+	}
+	if r.ClusterOf(999) != 0 || r.IsKept(999) || r.ClusterOf(301) != 1 {
+		t.Errorf("ClusterOf(999) = %d, IsKept(999) = %v, ClusterOf(301) = %d", r.ClusterOf(999), r.IsKept(999), r.ClusterOf(301))
+	}
+	m := r.Metrics
+	if m.Edges != 7 || m.Used != 5 || m.Clusters != 2 || m.Clustered != 6 || m.Removed != 4 || m.Largest != 4 ||
+		!reflect.DeepEqual(m.Sizes, []SizeCount{{2, 1}, {4, 1}}) {
+		t.Errorf("metrics %+v", m)
+	}
+	checkResult(t, "sparse", n, r)
+	if got := r.AppendRemoved(nil); !reflect.DeepEqual(got, []uint32{63, 64, 301, 999}) {
+		t.Errorf("removed %v", got)
+	}
+}
