@@ -109,20 +109,6 @@ func (r *run) verify(ctx context.Context) error {
 				}
 				return sigs.GetUint64s(dst, fd.record(d-r.textBase))
 			}
-			// selfSim is the estimate of two documents with the same
-			// feature set, where signatures are made from the sets: their
-			// signatures are the same (FeatureSigner's depend on the set
-			// only), and MinHash's estimate of a signature with itself is
-			// 1 whatever it is (every slot agrees). Such pairs are three
-			// in four of those that pass at 5M short documents (copies
-			// that differ in case, punctuation or spacing), and neither
-			// document is signed for them: most of the signatures made
-			// before were of such pairs.
-			selfSim := 0.0
-			if fs != nil {
-				s0, _ := fs.SignFeatures(nil, []uint64{0})
-				selfSim = v.Estimate(s0, s0)
-			}
 			var sa, sb []uint64
 			var fa, fb, bufA, bufB []uint64 // fa, fb in the store's memory, or in bufA, bufB
 			lastA, signedA := int64(-1), false
@@ -158,14 +144,6 @@ func (r *run) verify(ctx context.Context) error {
 						// that passes, and are made for those only.
 						var ok bool
 						if d.Exact, ok = v.Decide(fa, fb); !ok {
-							continue
-						}
-						// A similarity of exactly 1 is an overlap as large
-						// as the union: the same set (Decide's quotient is
-						// 1 only for equal integers).
-						if d.Exact == 1 && fs != nil {
-							d.Est = selfSim
-							out = append(out, edge{a: a, b: b, Verdict: d})
 							continue
 						}
 					}
