@@ -21,8 +21,10 @@ func refSet(f []uint64) []uint64 {
 // TestSortSet checks sortSet against slices.Sort + Compact on random
 // lists of every length up to past smallSet, of hashes spread over 64 bits,
 // of values crowded into a narrow range or onto a few values (many
-// repeats, few buckets), of extremes (0, MaxUint64) and already sorted or
-// reversed lists, reusing the scratch of earlier calls as Features does.
+// repeats, few home slots: long runs in sortTable's table, moved up as
+// smaller values arrive, and runs past the last home), of extremes (0,
+// MaxUint64) and already sorted or reversed lists, reusing the table of
+// earlier calls as Features does.
 func TestSortSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
 	gens := map[string]func(n int) []uint64{
@@ -180,10 +182,11 @@ func BenchmarkSortSet(b *testing.B) {
 			for b.Loop() {
 				for _, f := range lists {
 					buf = append(buf[:0], f...)
-					if way == "slices" {
+					switch way {
+					case "slices":
 						slices.Sort(buf)
 						buf = slices.Compact(buf)
-					} else {
+					default:
 						buf = s.sortSet(buf)
 					}
 				}
