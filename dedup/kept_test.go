@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"fmt"
 	"os"
@@ -27,40 +26,15 @@ func TestKeptAcrossInputForms(t *testing.T) {
 		lines[i] = strings.TrimSuffix(lines[i], "\n")
 	}
 	dir := t.TempDir()
-	write := func(name, content string, gz bool) string {
-		p := filepath.Join(dir, name)
-		data := []byte(content)
-		if gz {
-			var b bytes.Buffer
-			zw := gzip.NewWriter(&b)
-			zw.Write(data)
-			zw.Close()
-			data = b.Bytes()
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
-	plain := strings.Join(lines, "\n") + "\n"
-	var messy strings.Builder
-	messy.WriteString("\ufeff")
-	for i, l := range lines {
-		messy.WriteString(l)
-		if i%3 == 0 {
-			messy.WriteString("\r")
-		}
-		messy.WriteString("\n")
-		if i%97 == 5 {
-			messy.WriteString(" \t\r\n")
-		}
-	}
+	write := func(name, content string, gz bool) string { return writeInput(t, dir, name, []byte(content), gz) }
+	plain := joinLines(lines, lineForm{})
+	messy := joinLines(lines, lineForm{bom: true, crlfEvery: 3, blank: " \t\r\n", blankEvery: 97, blankAt: 5})
 	forms := map[string][]string{
 		"plain":     {write("plain.jsonl", plain, false)},
 		"gzip":      {write("plain.jsonl.gz", plain, true)},
-		"messy":     {write("messy.jsonl", messy.String(), false)},
-		"messy gz":  {write("messy.jsonl.gz", messy.String(), true)},
-		"two files": {write("a.jsonl", strings.Join(lines[:400], "\n")+"\n", false), write("b.jsonl", strings.Join(lines[400:], "\n"), false)},
+		"messy":     {write("messy.jsonl", messy, false)},
+		"messy gz":  {write("messy.jsonl.gz", messy, true)},
+		"two files": {write("a.jsonl", joinLines(lines[:400], lineForm{}), false), write("b.jsonl", strings.Join(lines[400:], "\n"), false)},
 	}
 	var want []byte
 	for _, name := range []string{"plain", "gzip", "messy", "messy gz", "two files"} {

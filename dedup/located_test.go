@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,13 +16,6 @@ import (
 	"github.com/neardup/neardup/corpus"
 )
 
-// TestExactReadsTextsBack: under exact verification the texts of an
-// uncompressed input are kept as their records' locations and read back for
-// the documents in candidate pairs, so on 20,000 documents under a 16 MiB
-// budget no text spills (before, every text was kept and 4.7 MB spilled
-// past the budget's share), while the same corpus gzipped, whose records
-// cannot be read back, spills its texts as before; the outputs of both are
-// the same.
 // textLocOf returns the location setTextLoc sets, for tests to compare.
 func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
 	var l recordLoc
@@ -31,6 +23,13 @@ func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
 	return l
 }
 
+// TestExactReadsTextsBack: under exact verification the texts of an
+// uncompressed input are kept as their records' locations and read back for
+// the documents in candidate pairs, so on 20,000 documents under a 16 MiB
+// budget no text spills (before, every text was kept and 4.7 MB spilled
+// past the budget's share), while the same corpus gzipped, whose records
+// cannot be read back, spills its texts as before; the outputs of both are
+// the same.
 func TestExactReadsTextsBack(t *testing.T) {
 	dir := t.TempDir()
 	plain := filepath.Join(dir, "in.jsonl")
@@ -39,14 +38,7 @@ func TestExactReadsTextsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var gz bytes.Buffer
-	zw := gzip.NewWriter(&gz)
-	zw.Write(data)
-	zw.Close()
-	zipped := filepath.Join(dir, "in.jsonl.gz")
-	if err := os.WriteFile(zipped, gz.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	zipped := writeInput(t, dir, "in.jsonl.gz", data, true)
 
 	opts := func() *Options { return &Options{Workers: 2, Memory: 16 << 20} }
 	a, rep := runDedup(t, []string{plain}, opts())
@@ -80,15 +72,7 @@ func TestTextStoreInputChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	read := func() ([]string, error) {
-		recs, err := corpus.NewReader([]string{p}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer recs.Close()
-		var batch corpus.Batch
-		if err := recs.Next(&batch); err != nil {
-			t.Fatal(err)
-		}
+		batch := firstBatch(t, p)
 		ts := newTextStore(dir, 1<<20)
 		defer ts.Close()
 		for i := range batch.Records {
@@ -121,15 +105,7 @@ func TestTextStoreInputChanged(t *testing.T) {
 
 	// Changed between the read and the read back: the store's stat of the
 	// file is taken when its first record is appended.
-	recs, err := corpus.NewReader([]string{p}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var batch corpus.Batch
-	if err := recs.Next(&batch); err != nil {
-		t.Fatal(err)
-	}
-	recs.Close()
+	batch := firstBatch(t, p)
 	ts := newTextStore(dir, 1<<20)
 	defer ts.Close()
 	l := locOf(&batch.Records[0])
@@ -206,46 +182,30 @@ func TestTextLocation(t *testing.T) {
 		wantPlain int // texts that are bytes of their record (-1: all non-empty lines)
 	}
 	var inputs []input
-	for _, style := range []string{"lf", "crlf", "blank", "bom"} {
+	for _, style := range []struct {
+		name string
+		form lineForm
+	}{
+		{"lf", lineForm{}},
+		{"crlf", lineForm{crlfEvery: 1}},
+		{"blank", lineForm{blank: "\n", blankEvery: 97}},
+		{"bom", lineForm{bom: true}},
+	} {
 		recs, plain := messyRecords(rng, 3000)
-		nl := "\n"
-		if style == "crlf" {
-			nl = "\r\n"
-		}
-		var b strings.Builder
-		if style == "bom" {
-			b.WriteString("\ufeff")
-		}
-		for i, r := range recs {
-			b.WriteString(r + nl)
-			if style == "blank" && i%97 == 0 {
-				b.WriteString(nl)
-			}
-		}
+		content := []byte(joinLines(recs, style.form))
 		n := 0
 		for _, p := range plain {
 			if p {
 				n++
 			}
 		}
-		inputs = append(inputs, input{name: style + ".jsonl", content: []byte(b.String()), wantPlain: n})
-		inputs = append(inputs, input{name: style + ".jsonl.gz", content: []byte(b.String()), gz: true})
+		inputs = append(inputs, input{name: style.name + ".jsonl", content: content, wantPlain: n})
+		inputs = append(inputs, input{name: style.name + ".jsonl.gz", content: content, gz: true})
 	}
 	lines, _ := messyRecords(rng, 500)
 	inputs = append(inputs, input{name: "lines.txt", content: []byte(strings.Join(lines, "\r\n") + "\n"), format: corpus.FormatLines, wantPlain: 500})
 	for _, in := range inputs {
-		p := filepath.Join(dir, in.name)
-		data := in.content
-		if in.gz {
-			var gz bytes.Buffer
-			zw := gzip.NewWriter(&gz)
-			zw.Write(data)
-			zw.Close()
-			data = gz.Bytes()
-		}
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := writeInput(t, dir, in.name, in.content, in.gz)
 		opts := &corpus.Options{Format: in.format, BatchBytes: 1 << 14}
 		rd, err := corpus.NewReader([]string{p}, opts)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/neardup/neardup/eval"
 	"github.com/neardup/neardup/internal/cputime"
+	"github.com/neardup/neardup/internal/sketch"
 )
 
 // refSet is the set sortSet must make: slices.Sort and slices.Compact.
@@ -18,11 +19,51 @@ func refSet(f []uint64) []uint64 {
 	return slices.Compact(f)
 }
 
+// exactVerifier returns a Verifier of exact verification at threshold th
+// (0: the default) over the shingles spec names, and the sketch it was made
+// for; it fails the test if any of them cannot be made. Features do not
+// depend on the sketch, so a second call gives a Verifier making the same
+// sets.
+func exactVerifier(tb testing.TB, th float64, spec string) (*Verifier, sketch.Sketch) {
+	tb.Helper()
+	job, err := (&Options{Threshold: th, Verify: VerifyExact, Spec: mustSpec(tb, spec)}).Job()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sk, err := job.Sketch.New()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	v, err := job.NewVerifier(sk)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return v, sk
+}
+
+// randWords returns n words "w<i>", i drawn by rng from [0, vocab); with
+// pad > 0 each word first draws 0 to pad−1 letters 'x' to put after its "w"
+// (words of varied lengths). The draws are in this order, so that a test's
+// texts stay the same for its seed.
+func randWords(rng *rand.Rand, n, vocab, pad int) []string {
+	w := make([]string, n)
+	for i := range w {
+		if pad > 0 {
+			w[i] = fmt.Sprintf("w%s%d", strings.Repeat("x", rng.IntN(pad)), rng.IntN(vocab))
+		} else {
+			w[i] = fmt.Sprint("w", rng.IntN(vocab))
+		}
+	}
+	return w
+}
+
 // TestSortSet checks sortSet against slices.Sort + Compact on random
 // lists of every length up to past smallSet, of hashes spread over 64 bits,
 // of values crowded into a narrow range or onto a few values (many
-// repeats, few buckets), of extremes (0, MaxUint64) and already sorted or
-// reversed lists, reusing the scratch of earlier calls as Features does.
+// repeats, few home slots: long runs in sortTable's table, moved up as
+// smaller values arrive, and runs past the last home), of extremes (0,
+// MaxUint64) and already sorted or reversed lists, reusing the table of
+// earlier calls as Features does.
 func TestSortSet(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 1))
 	gens := map[string]func(n int) []uint64{
@@ -106,16 +147,8 @@ func TestSortSet(t *testing.T) {
 // TestVerifyFeatures: VerifyFeatures decides as Verify does, and Estimate
 // is Verify's Est, on random pairs of short texts sharing some of their words.
 func TestVerifyFeatures(t *testing.T) {
-	job, err := (&Options{Threshold: 0.5, Verify: VerifyExact, Spec: mustSpec(t, "word:2")}).Job()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sk, _ := job.Sketch.New()
+	v, sk := exactVerifier(t, 0.5, "word:2")
 	signer, _ := sk.NewSketcher()
-	v, err := job.NewVerifier(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
 	rng := rand.New(rand.NewPCG(5, 5))
 	text := func(base []string) []byte {
 		w := slices.Clone(base)
@@ -128,10 +161,7 @@ func TestVerifyFeatures(t *testing.T) {
 	}
 	passed := 0
 	for range 500 {
-		base := make([]string, 3+rng.IntN(20))
-		for i := range base {
-			base[i] = fmt.Sprint("w", rng.IntN(40))
-		}
+		base := randWords(rng, 3+rng.IntN(20), 40, 0)
 		ta, tb := text(base), text(base)
 		fa := v.Features(nil, ta)
 		fb := v.Features(nil, tb)
@@ -180,10 +210,11 @@ func BenchmarkSortSet(b *testing.B) {
 			for b.Loop() {
 				for _, f := range lists {
 					buf = append(buf[:0], f...)
-					if way == "slices" {
+					switch way {
+					case "slices":
 						slices.Sort(buf)
 						buf = slices.Compact(buf)
-					} else {
+					default:
 						buf = s.sortSet(buf)
 					}
 				}
@@ -202,15 +233,7 @@ func TestDecide(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	pruned := 0
 	for _, th := range []float64{0.05, 0.3, 0.5, 0.7, 0.8, 0.9, 0.99} {
-		job, err := (&Options{Threshold: th, Verify: VerifyExact, Spec: mustSpec(t, "word:2")}).Job()
-		if err != nil {
-			t.Fatal(err)
-		}
-		sk, _ := job.Sketch.New()
-		v, err := job.NewVerifier(sk)
-		if err != nil {
-			t.Fatal(err)
-		}
+		v, _ := exactVerifier(t, th, "word:2")
 		set := func(n int) []uint64 {
 			s := make([]uint64, n)
 			for i := range s {
@@ -292,23 +315,9 @@ func seq(lo, n int) []uint64 {
 // Decide (pairs too different in size not merged). Bytes are those of the
 // two sets.
 func BenchmarkPairCheck(b *testing.B) {
-	job, err := (&Options{Threshold: 0.8, Verify: VerifyExact, Spec: mustSpec(b, "word:5")}).Job()
-	if err != nil {
-		b.Fatal(err)
-	}
-	sk, _ := job.Sketch.New()
-	v, err := job.NewVerifier(sk)
-	if err != nil {
-		b.Fatal(err)
-	}
+	v, _ := exactVerifier(b, 0.8, "word:5")
 	rng := rand.New(rand.NewPCG(4, 8))
-	words := func(n int) []string {
-		w := make([]string, n)
-		for i := range w {
-			w[i] = fmt.Sprint("w", rng.IntN(50000))
-		}
-		return w
-	}
+	words := func(n int) []string { return randWords(rng, n, 50000, 0) }
 	type pair struct{ a, b []uint64 }
 	pairs := make([]pair, 4096)
 	var size int64
@@ -359,25 +368,13 @@ func BenchmarkPairCheck(b *testing.B) {
 // smallSet features (the radix path), and leaves dst's values before it as
 // they were.
 func TestAppendFeatures(t *testing.T) {
-	job, err := (&Options{Threshold: 0.5, Verify: VerifyExact, Spec: mustSpec(t, "word:3")}).Job()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sk, _ := job.Sketch.New()
-	v, err := job.NewVerifier(sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, _ := job.NewVerifier(sk)
+	v, _ := exactVerifier(t, 0.5, "word:3")
+	ref, _ := exactVerifier(t, 0.5, "word:3")
 	rng := rand.New(rand.NewPCG(9, 1))
 	var texts [][]byte
 	texts = append(texts, nil, []byte("one"), []byte("a a a a a a a a"), []byte("two words"))
 	for range 200 {
-		w := make([]string, rng.IntN(40))
-		for i := range w {
-			w[i] = fmt.Sprint("w", rng.IntN(30))
-		}
-		texts = append(texts, []byte(strings.Join(w, " ")))
+		texts = append(texts, []byte(strings.Join(randWords(rng, rng.IntN(40), 30, 0), " ")))
 	}
 	long := make([]string, 700)
 	for i := range long {
@@ -401,5 +398,37 @@ func TestAppendFeatures(t *testing.T) {
 	}
 	if len(ref.Features(nil, texts[len(texts)-1])) <= smallSet {
 		t.Fatalf("the long text has at most %d features; want more", smallSet)
+	}
+}
+
+// BenchmarkAppendFeaturesShort makes the feature sets of short texts (20–45
+// words of 4–9 letters from a vocabulary of 50,000, like the short
+// documents of issue 12) one after the other into one slice, reset every
+// 256 texts, as verify's featureSets makes a chunk's (word:5): the
+// shingling and sortSet, without reading the texts. Bytes are the texts'.
+func BenchmarkAppendFeaturesShort(b *testing.B) {
+	v, _ := exactVerifier(b, 0, "word:5")
+	rng := rand.New(rand.NewPCG(33, 1))
+	texts := make([][]byte, 4096)
+	var size int64
+	for i := range texts {
+		texts[i] = []byte(strings.Join(randWords(rng, 20+rng.IntN(26), 50000, 4), " "))
+		size += int64(len(texts[i]))
+	}
+	var dst []uint64
+	b.SetBytes(size)
+	b.ReportAllocs()
+	cpu0 := cputime.Process()
+	for b.Loop() {
+		for i, t := range texts {
+			if i%256 == 0 {
+				dst = dst[:0]
+			}
+			dst = v.AppendFeatures(dst, t)
+		}
+	}
+	cputime.ReportPerOp(b, cputime.Process()-cpu0)
+	if len(dst) == 0 {
+		b.Fatal("no features")
 	}
 }
