@@ -3,7 +3,6 @@ package dedup
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/neardup/neardup/internal/jobspec"
@@ -46,7 +45,7 @@ func (r *run) finish() {
 	for _, lb := range r.top.Buckets() {
 		rep.Buckets.Top = append(rep.Buckets.Top, r.largeBucket(lb))
 	}
-	// rep.PairSim was counted as the pairs were clustered (tallyEdge).
+	// rep.PairSim was counted as the pairs were clustered (tallyEdge, beside the clustering).
 	if f := &r.ref; f.rep != nil {
 		rep.Reference = f.rep
 		f.rep.ReferencePairs.Candidates, f.rep.ReferencePairs.Verified = f.candidates, f.verified
@@ -66,8 +65,8 @@ func (r *run) finish() {
 	// measure of the input's drift. Each input's best estimate was tallied
 	// as the pairs were clustered (tallyEdge), one per document as
 	// jobspec.AddInputBestMatches counts them, without holding the pairs.
-	for _, s := range r.tally.best[r.ref.m:] {
-		if !math.IsNaN(s) {
+	for d := r.ref.m; d < len(r.tally.best); d++ {
+		if s, ok := r.tally.get(d); ok {
 			rep.Drift.BestSimilarity.Add(s)
 		}
 	}
