@@ -209,6 +209,12 @@ func (r *run) write(ctx context.Context, outDir string) error {
 		r.sampled = err == nil
 		return err
 	})
+	// The report's counts by document, passes over every document that
+	// finish would make alone after the stage.
+	side.Go(func() error {
+		r.countDocuments()
+		return nil
+	})
 	g.Go(func() error {
 		if err := side.Wait(); err != nil {
 			return err
