@@ -24,8 +24,8 @@ import (
 // them to an external sort by (a, b) within a sixteenth of the budget
 // (edgeStore), which leaves them in memory when they fit and else in one
 // file of fixed-size records, and every later stage reads them in (a, b)
-// order, as many times as it needs, in passes: place, cluster (which tallies
-// what the report needs on the way, edgeTally), writePairs (which sorts them
+// order, as many times as it needs, in passes: place, cluster (beside a
+// pass that tallies what the report needs, edgeTally), writePairs (which sorts them
 // again by ids, within another sixteenth), the HTML report's samples and the
 // golden score. What is held is per document (O(n)) or per cluster.
 

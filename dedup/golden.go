@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"cmp"
 	"fmt"
-	"math"
 	"os"
 	"slices"
 
@@ -51,8 +50,8 @@ func (r *run) scoreGolden(truth *eval.PairFile) (*eval.Score, error) {
 	id := func(d uint32) string { return docid.Canonical(string(r.docs.id(d))) }
 	shared := false // do two documents in pairs share a canonical id?
 	seen := map[string]struct{}{}
-	for d, b := range r.tally.best {
-		if math.IsNaN(b) {
+	for d := range r.tally.best {
+		if !r.tally.inPair(d) {
 			continue
 		}
 		k := id(uint32(d))

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/neardup/neardup/corpus"
@@ -228,23 +227,7 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		return nil, nil
 	}
 	pick = append(pick, largest)
-	order := make([]int, 0, len(cl))
-	for i := range cl {
-		if has[i] && i != largest {
-			order = append(order, i)
-		}
-	}
-	slices.SortStableFunc(order, func(x, y int) int {
-		sx, sy := weakest[x].Sim(), weakest[y].Sim()
-		switch {
-		case sx < sy:
-			return -1
-		case sx > sy:
-			return 1
-		}
-		return x - y
-	})
-	pick = append(pick, order[:min(len(order), htmlSamples-1)]...)
+	pick = appendWeakest(pick, weakest, has, largest, htmlSamples-1)
 
 	// Texts by input record: a reference document's (numbered below
 	// r.ref.m) is not read again.
@@ -271,6 +254,51 @@ func (r *run) sampleClusters(ctx context.Context) ([]htmlreport.Sample, error) {
 		})
 	}
 	return out, nil
+}
+
+// appendWeakest appends to dst the k clusters (other than skip, and with
+// has set) whose weakest pair is least similar, in the order of a stable
+// sort by that similarity (ties by cluster number). It selects them in one
+// pass, keeping the k best in order, rather than sorting every cluster: at
+// 5M short documents the sort of the 0.4M clusters was 0.09 CPU-s of the
+// write stage, for the three it keeps.
+func appendWeakest(dst []int, weakest []edge, has []bool, skip, k int) []int {
+	if k <= 0 {
+		return dst
+	}
+	// less is the sort's order: by similarity, then by number (the
+	// stable sort's tie-break, as clusters are visited by number).
+	less := func(x, y int) bool {
+		sx, sy := weakest[x].Sim(), weakest[y].Sim()
+		switch {
+		case sx < sy:
+			return true
+		case sx > sy:
+			return false
+		}
+		return x < y
+	}
+	best := make([]int, 0, k)
+	for i := range weakest {
+		if !has[i] || i == skip {
+			continue
+		}
+		if len(best) == k && !less(i, best[k-1]) {
+			continue
+		}
+		j := len(best)
+		if j < k {
+			best = append(best, i)
+		}
+		for j > 0 && less(i, best[j-1]) {
+			if j < k {
+				best[j] = best[j-1]
+			}
+			j--
+		}
+		best[j] = i
+	}
+	return append(dst, best...)
 }
 
 // readTexts fills want[i] with the text of record i, for every key of want,

@@ -22,42 +22,80 @@ import (
 )
 
 // edgeTally is what the report and pairs.tsv need of the verified pairs,
-// counted in the pass that clusters them: per document, not per pair.
+// counted in a pass over them beside the one that clusters them: per
+// document, not per pair.
 type edgeTally struct {
-	best []float64 // each document's best estimate in a pair; NaN: in none
+	// best is each document's best estimate in a pair, its bits inverted
+	// (^math.Float64bits) so that zero, what make gives, is "in none": no
+	// fill of the whole array (40 MB at 5M documents) before the pass.
+	// Only a NaN has the bits that invert to zero, and NaN estimates are
+	// never tallied (no estimate is greater than a NaN, nor a NaN greater
+	// than one: they never were the best).
+	best []uint64
 }
 
 func newEdgeTally(n int) *edgeTally {
-	t := &edgeTally{best: make([]float64, n)}
-	for i := range t.best {
-		t.best[i] = math.NaN()
+	return &edgeTally{best: make([]uint64, n)}
+}
+
+// get returns document d's best estimate in a pair, and false when d is in
+// none.
+func (t *edgeTally) get(d int) (float64, bool) {
+	v := t.best[d]
+	return math.Float64frombits(^v), v != 0
+}
+
+// inPair reports whether document d is in a verified pair (with an
+// estimate other than NaN).
+func (t *edgeTally) inPair(d int) bool { return t.best[d] != 0 }
+
+// add counts est, an estimate other than NaN, as one of document d's.
+func (t *edgeTally) add(d uint32, est float64) {
+	if v := t.best[d]; v == 0 || est > math.Float64frombits(^v) {
+		t.best[d] = ^math.Float64bits(est)
 	}
-	return t
 }
 
 // tallyEdge counts edge e into the tally and the report's pair histogram.
 func (r *run) tallyEdge(e edge) {
-	t := r.tally
 	r.rep.PairSim.Add(e.Verdict)
-	for _, d := range [2]uint32{e.a, e.b} {
-		if s := t.best[d]; math.IsNaN(s) || e.Est > s {
-			t.best[d] = e.Est
-		}
+	if !math.IsNaN(e.Est) {
+		r.tally.add(e.a, e.Est)
+		r.tally.add(e.b, e.Est)
 	}
 }
 
 // cluster groups the verified pairs, read from the edge store in one pass
 // (two when Star visits documents in another order than their numbers:
-// the pairs are sorted by visit order first), and tallies them.
+// the pairs are sorted by visit order first), and tallies them in a pass
+// of its own on a second goroutine: the tally's writes (two random ones an
+// edge, into an array of every document) and the unions' finds are each
+// mostly cache misses, and the stage was serial.
 func (r *run) cluster(ctx context.Context) error {
 	n := r.docs.len()
 	r.tally = newEdgeTally(n)
+	tallied := make(chan error, 1)
+	go func() {
+		tallied <- r.eachEdge(func(e edge) error {
+			r.tallyEdge(e)
+			return nil
+		})
+	}()
+	err := r.clusterEdges(n)
+	if terr := <-tallied; err == nil {
+		err = terr
+	}
+	return err
+}
+
+// clusterEdges sets r.result: the verified pairs of n documents grouped as
+// the job says.
+func (r *run) clusterEdges(n int) error {
 	attrs := r.docs.attrs()
 	opts := r.job.ReferenceClusterOptions(r.ref.m) // reference documents placed first
 	var readErr error
 	edges := func(yield func(cluster.Edge) bool) {
 		readErr = r.eachEdge(func(e edge) error {
-			r.tallyEdge(e)
 			if !yield(cluster.Edge{A: e.a, B: e.b, Sim: e.Sim()}) {
 				return errStopEdges
 			}
@@ -171,6 +209,12 @@ func (r *run) write(ctx context.Context, outDir string) error {
 		r.sampled = err == nil
 		return err
 	})
+	// The report's counts by document, passes over every document that
+	// finish would make alone after the stage.
+	side.Go(func() error {
+		r.countDocuments()
+		return nil
+	})
 	g.Go(func() error {
 		if err := side.Wait(); err != nil {
 			return err
@@ -197,7 +241,7 @@ var freeOSMemory = debug.FreeOSMemory
 func (r *run) writePairs(w *bufio.Writer) error {
 	var docs []uint32
 	for d := range r.docs.len() {
-		if !math.IsNaN(r.tally.best[d]) { // in a pair
+		if r.tally.inPair(d) {
 			docs = append(docs, uint32(d))
 		}
 	}

@@ -75,6 +75,7 @@ type run struct {
 	result  *cluster.Result
 	samples []htmlreport.Sample // the HTML report's sampled clusters, once sampled
 	sampled bool
+	counted bool // countDocuments has run
 }
 
 // Run deduplicates the documents of inputs ("-" is standard input) and

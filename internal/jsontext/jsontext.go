@@ -27,8 +27,17 @@ func AppendBytes(dst, s []byte) []byte { return appendString(dst, s) }
 // []byte keeps both free of copies.
 func appendString[S string | []byte](dst []byte, s S) []byte {
 	dst = append(dst, '"')
+	// Whole words of eight safe bytes first: ids, and the start of ASCII
+	// text, need no look at each byte (clusters.jsonl's ids at 5M short
+	// documents: 0.06 CPU-s byte by byte). Only up to the first word that
+	// needs a look: past it, text with many such bytes (escapes, UTF-8) is
+	// faster byte by byte than with a failed word test every eight bytes.
+	i := 0
+	for i+8 <= len(s) && safeWord(load64(s, i)) {
+		i += 8
+	}
 	start := 0
-	for i := 0; i < len(s); {
+	for i < len(s) {
 		c := s[i]
 		if safe[c] {
 			i++
@@ -74,6 +83,29 @@ func appendString[S string | []byte](dst []byte, s S) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// load64 returns s[i:i+8] as a little-endian word.
+func load64[S string | []byte](s S, i int) uint64 {
+	_ = s[i+7]
+	return uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+}
+
+// safeWord reports whether the eight bytes of w are all safe: none from
+// 0x80 up, none below 0x20, none '"' or '\\'. hasZero(v) is set exactly
+// when a byte of v is zero (the classic bit trick: a byte's high bit is
+// set in v-ones only by a borrow or its own high bit, and ^v clears the
+// latter), so it finds bytes below 0x20 in w-0x20·ones once the high bits
+// are known clear, and equal ones in w xor the byte repeated.
+func safeWord(w uint64) bool {
+	hasZero := func(v uint64) bool { return (v-ones)&^v&highs != 0 }
+	return w&highs == 0 && (w-0x20*ones)&highs == 0 && !hasZero(w^'"'*ones) && !hasZero(w^'\\'*ones)
 }
 
 // utf8Len returns the length of the valid UTF-8 sequence that starts at

@@ -127,3 +127,22 @@ func TestAppendStringAllocs(t *testing.T) {
 		t.Errorf("AppendBytes: got %v allocations per run; want 0", n)
 	}
 }
+
+// TestAppendStringWords puts each kind of byte the eight-byte path must
+// stop at (and its safe neighbours) at every position of strings of 7 to
+// 25 bytes, against encoding/json.
+func TestAppendStringWords(t *testing.T) {
+	for _, b := range []string{"\x00", "\x1f", " ", "!", "\"", "#", "[", "\\", "]", "~", "\x7f", "\x80", "é", "\u2028", "\xff"} {
+		for n := 7; n <= 25; n++ {
+			for i := 0; i+len(b) <= n; i++ {
+				s := strings.Repeat("a", i) + b + strings.Repeat("z", n-i-len(b))
+				if got, want := AppendString(nil, s), stdEncode(t, s); !bytes.Equal(got, want) {
+					t.Fatalf("AppendString(%q) = %s; want %s", s, got, want)
+				}
+				if got, want := AppendBytes(nil, []byte(s)), stdEncode(t, s); !bytes.Equal(got, want) {
+					t.Fatalf("AppendBytes(%q) = %s; want %s", s, got, want)
+				}
+			}
+		}
+	}
+}
