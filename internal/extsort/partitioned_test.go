@@ -509,8 +509,9 @@ func singlesInput(r *rand.Rand, n int, shape string) []Wide {
 
 // BenchmarkPartitionedRead reads 2^22 entries back from a Partitioned
 // store, every range sorted and yielded by Next (the read only: the adding
-// is outside the timer), with every key yielded (singles=keep) and with
-// single keys left out (singles=skip), in memory (1 GiB) and spilled (16
+// is outside the timer), with every key yielded (singles=keep), with
+// single keys left out (singles=skip) and left out and handed to a function
+// that counts them (singles=skipfn, as dedup does), in memory (1 GiB) and spilled (16
 // MiB): entries of random keys, 16 a document in document order, about 7 %
 // of them in keys shared by 2–3 entries (the shape of 5M short documents'
 // band keys), in 16 key ranges of 2^18 (5M documents' ranges hold 2^18
@@ -539,8 +540,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 		name   string
 		budget int64
 	}{{"fits", 1 << 30}, {"spill", 64 << 20}} {
-		for _, skip := range []bool{false, true} {
-			name := map[bool]string{false: "keep", true: "skip"}[skip]
+		for _, name := range []string{"keep", "skip", "skipfn"} {
 			b.Run(fmt.Sprintf("mem=%s/singles=%s", mem.name, name), func(b *testing.B) {
 				b.SetBytes(16 * n)
 				b.ReportAllocs()
@@ -556,8 +556,12 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					start := cpuTime(b)
 					b.StartTimer()
 					it := s.Range(0, Partitions)
-					if skip {
+					var given int
+					switch name {
+					case "skip":
 						it.SkipSingles(nil)
+					case "skipfn":
+						it.SkipSingles(func(es []Wide) { given += len(es) })
 					}
 					var last uint64
 					keys := it.Singles()
@@ -575,7 +579,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					b.StopTimer()
 					cpu += cpuTime(b) - start
 					s.Close()
-					sink += uint64(keys)
+					sink += uint64(keys + int64(given))
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
