@@ -806,3 +806,68 @@ func TestSingleFilter(t *testing.T) {
 		t.Errorf("%.4f of the single keys kept; want about 0.02", share)
 	}
 }
+
+// TestPartitionedSkipSinglesOf: SkipSinglesOf yields what SkipSingles
+// yields, leaves out as many, and counts in SinglesOf exactly the entries
+// left out whose document is in the set (documents below the set's base
+// wrap past it: never in it), in memory and spilled.
+func TestPartitionedSkipSinglesOf(t *testing.T) {
+	for _, budget := range []int64{1 << 20, 1 << 30} {
+		for _, n := range []int{0, 1, 1000, 100_000} {
+			t.Run(fmt.Sprintf("n=%d/budget=%d", n, budget), func(t *testing.T) {
+				r := rand.New(rand.NewPCG(uint64(n), 7))
+				in := singlesInput(r, n, "planted")
+				const base = 100
+				set := make([]uint64, (n/16+64)/64)
+				for i := range set {
+					set[i] = r.Uint64() & r.Uint64() // a quarter of the documents
+				}
+				in2 := func(d uint32) bool {
+					x := int(d - base)
+					return x>>6 < len(set) && set[x>>6]>>(x&63)&1 != 0
+				}
+				read := func(of bool) (got, left []Wide, singles, singlesOf int64) {
+					s := NewPartitioned(t.TempDir(), "test", budget)
+					defer s.Close()
+					var words []uint64
+					for _, e := range in {
+						words = append(words, e.Key, uint64(e.Doc))
+					}
+					if err := s.Add(words...); err != nil {
+						t.Fatal(err)
+					}
+					it := s.Range(0, Partitions)
+					if of {
+						it.SkipSinglesOf(set, base)
+					} else {
+						it.SkipSingles(func(es []Wide) { left = append(left, es...) })
+					}
+					for e, ok := it.Next(); ok; e, ok = it.Next() {
+						got = append(got, e)
+					}
+					if err := errors.Join(it.Err(), it.Close()); err != nil {
+						t.Fatal(err)
+					}
+					return got, left, it.Singles(), it.SinglesOf()
+				}
+				want, left, wantSingles, zero := read(false)
+				got, _, singles, singlesOf := read(true)
+				if !slices.Equal(got, want) {
+					t.Fatalf("SkipSinglesOf yielded %d entries, SkipSingles %d (or others)", len(got), len(want))
+				}
+				wantOf := int64(0)
+				for _, e := range left {
+					if in2(e.Doc) {
+						wantOf++
+					}
+				}
+				if singles != wantSingles || singlesOf != wantOf || zero != 0 {
+					t.Errorf("Singles %d, SinglesOf %d (SkipSingles: %d, SinglesOf %d); want %d, %d", singles, singlesOf, wantSingles, zero, wantSingles, wantOf)
+				}
+				if n == 100_000 && wantOf == 0 {
+					t.Error("no entry left out in the set: the test tests nothing")
+				}
+			})
+		}
+	}
+}
