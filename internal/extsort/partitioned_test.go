@@ -510,9 +510,8 @@ func singlesInput(r *rand.Rand, n int, shape string) []Wide {
 // BenchmarkPartitionedRead reads 2^22 entries back from a Partitioned
 // store, every range sorted and yielded by Next (the read only: the adding
 // is outside the timer), with every key yielded (singles=keep), with
-// single keys left out (singles=skip), and those of a set of documents
-// counted by a function given them (singles=skipfn, as dedup did) or by
-// the iterator (singles=skipof, SkipSinglesOf, as dedup does), in memory
+// single keys left out (singles=skip), and left out and handed to a
+// function that counts them (singles=skipfn, as dedup does), in memory
 // (1 GiB) and mostly spilled (64 MiB): entries of random keys, 16 a
 // document in document order, about 7 % of them in keys shared by 2–3
 // entries (the shape of 5M short documents' band keys), in 14 key ranges
@@ -542,16 +541,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 		name   string
 		budget int64
 	}{{"fits", 1 << 30}, {"spill", 64 << 20}} {
-		// A set of documents, one in 14 (dedup's exact copies at 5M), to
-		// count the singles of: looked up by a function given them
-		// (skipfn), or by the iterator (skipof).
-		docs := make([]uint64, (n/16+63)/64)
-		for d := range n / 16 {
-			if r.IntN(14) == 0 {
-				docs[d/64] |= 1 << (d % 64)
-			}
-		}
-		for _, name := range []string{"keep", "skip", "skipfn", "skipof"} {
+		for _, name := range []string{"keep", "skip", "skipfn"} {
 			b.Run(fmt.Sprintf("mem=%s/singles=%s", mem.name, name), func(b *testing.B) {
 				b.SetBytes(16 * n)
 				b.ReportAllocs()
@@ -572,13 +562,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					case "skip":
 						it.SkipSingles(nil)
 					case "skipfn":
-						it.SkipSingles(func(es []Wide) {
-							for _, e := range es {
-								given += int(docs[e.Doc/64] >> (e.Doc % 64) & 1)
-							}
-						})
-					case "skipof":
-						it.SkipSinglesOf(docs, 0)
+						it.SkipSingles(func(es []Wide) { given += len(es) })
 					}
 					var last uint64
 					keys := it.Singles()
@@ -589,7 +573,6 @@ func BenchmarkPartitionedRead(b *testing.B) {
 						last = e.Key
 					}
 					keys += it.Singles()
-					given += int(it.SinglesOf())
 					if err := it.Err(); err != nil {
 						b.Fatal(err)
 					}
