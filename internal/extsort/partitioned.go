@@ -444,23 +444,14 @@ type PartIterator struct {
 	onSingles   func([]Wide) // given each range's left-out entries
 	singles     int64        // entries left out
 	filter      []uint64     // singleFilter's words, reused from range to range
-	of          docBits      // SkipSinglesOf's documents
-	singlesOf   int64        // entries left out whose document is in of
-}
-
-// docBits is a set of documents numbered from base on, one bit each.
-type docBits struct {
-	bits []uint64
-	base uint32
 }
 
 // SkipSingles makes the iterator leave out of what Next yields the entries
 // whose key no other entry has (most, for random keys), counted by Singles:
 // before sorting a range in memory, a pass over its entries marks, in a
-// filter of a few bits a slot, the slots that two or more of them hash to
-// (two slots a key); an entry one of whose slots no other entry hashes to
-// holds its key alone, and is left out. The others (those of shared keys,
-// and the few single ones sharing both slots) are
+// filter of a few bits a slot, the slots that two or more of them hash to;
+// an entry alone in its slot holds its key alone, and is left out. The
+// others (those of shared keys, and the few single ones sharing a slot) are
 // sorted and yielded as before, so Next yields every entry of every shared
 // key, by key, then document, and single ones only among them. fn, if not
 // nil, is given each range's left-out entries (in no particular order;
@@ -471,23 +462,9 @@ func (it *PartIterator) SkipSingles(fn func(singles []Wide)) {
 	it.skipSingles, it.onSingles = true, fn
 }
 
-// SkipSinglesOf is SkipSingles(nil), and counts apart (SinglesOf) the
-// entries left out whose document d has bit d−base of docs set (bit i of
-// word i/64; documents below base wrap past every other): what a caller
-// counts out of Singles. Cheaper than SkipSingles with a function that
-// looks each up: the entries left out are never written. docs must not
-// change while the iterator is read. Call it before the first Next.
-func (it *PartIterator) SkipSinglesOf(docs []uint64, base uint32) {
-	it.skipSingles, it.onSingles, it.of = true, nil, docBits{docs, base}
-}
-
 // Singles returns how many entries the iterator left out so far
 // (SkipSingles).
 func (it *PartIterator) Singles() int64 { return it.singles }
-
-// SinglesOf returns how many of the entries left out so far have their
-// document in SkipSinglesOf's set.
-func (it *PartIterator) SinglesOf() int64 { return it.singlesOf }
 
 // Next returns the next entry, or false at the end or on error (see Err).
 func (it *PartIterator) Next() (Wide, bool) {
@@ -645,12 +622,6 @@ func (it *PartIterator) load(i int) error {
 		a, b := it.a[:n], it.b[:n]
 		k, m := 0, 0
 		for _, src := range srcs {
-			if it.of.bits != nil {
-				var c int
-				k, c = f.splitOf(src, a, k, it.of)
-				it.singlesOf += int64(c)
-				continue
-			}
 			k, m = f.split(src, a, k, b, m, it.onSingles != nil)
 		}
 		if it.onSingles != nil {
@@ -748,27 +719,6 @@ func (f *singleFilter) split(es, dst []Wide, k int, sg []Wide, m int, singles bo
 		m += 1 - shared
 	}
 	return k, m
-}
-
-// splitOf copies the entries of es whose slots were all seen twice to dst
-// from index k on, as split does, and counts the others whose document is
-// in of; it returns the new end and the count.
-func (f *singleFilter) splitOf(es, dst []Wide, k int, of docBits) (int, int) {
-	w, set := f.f, of.bits
-	c := 0
-	for _, e := range es {
-		i, s := f.slots(e.Key)
-		shared := 0
-		if w[i+1]&s == s {
-			shared = 1
-		}
-		dst[k] = e
-		k += shared
-		if d := uint(e.Doc - of.base); shared == 0 && d>>6 < uint(len(set)) {
-			c += int(set[d>>6] >> (d & 63) & 1)
-		}
-	}
-	return k, c
 }
 
 // countDigits counts the entries of es by the two digits PartIterator.sort
