@@ -449,9 +449,10 @@ type PartIterator struct {
 // SkipSingles makes the iterator leave out of what Next yields the entries
 // whose key no other entry has (most, for random keys), counted by Singles:
 // before sorting a range in memory, a pass over its entries marks, in a
-// filter of a few bits a slot, the slots that two or more of them hash to;
-// an entry alone in its slot holds its key alone, and is left out. The
-// others (those of shared keys, and the few single ones sharing a slot) are
+// filter of a few bits a slot, the slots that two or more of them hash to
+// (two slots a key); an entry one of whose slots no other entry hashes to
+// holds its key alone, and is left out. The others (those of shared keys,
+// and the few single ones sharing both slots) are
 // sorted and yielded as before, so Next yields every entry of every shared
 // key, by key, then document, and single ones only among them. fn, if not
 // nil, is given each range's left-out entries (in no particular order;
@@ -653,10 +654,10 @@ var filterSlots = 8
 // key's slots, so a key of two entries or more leaves all its slots seen
 // twice). A single key is kept (taken for a shared one) only if both its
 // slots are shared with other entries: with a load of n/slots, about
-// (2n/slots)² of the single keys against n/slots with one slot a key, so
-// the same share of single keys kept takes a filter a fraction the size,
-// and a filter that misses the processor's caches less (each entry's look-up
-// costs one line, marking and splitting, either way). Keys of a range are
+// (2n/slots)² of the single keys against n/slots with one slot a key; at
+// the same size and still one line a look-up, a third as many at 5M short
+// documents (2.0 % against 6.6 %), each of which the range's sort and a
+// Grouper's bucket of one would cost. Keys of a range are
 // random in their low 56 bits, mostly; the hash (a multiply by an odd
 // constant: the top bits pick the group, the low twelve the two slots)
 // spreads the others.
