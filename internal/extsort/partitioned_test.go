@@ -456,9 +456,9 @@ func TestPartitionedSkipSingles(t *testing.T) {
 						single++
 					}
 				}
-				// A single key shares its slot with another entry with
-				// probability about n/slots ≤ 1/filterSlots of its range
-				// (here 1/8): at 300,000 entries, far more than 3/4 of them
+				// A single key shares both its slots with other entries
+				// with probability about (2n/slots)² ≤ (2/filterSlots)² of
+				// its range (here 1/16): at 300,000 entries, far more than 3/4 of them
 				// are left out, unless a range falls back or has no room
 				// for its filter (budget 1 MiB: a quarter holds 8,192
 				// entries; a range of 300,000/256 needs 1,172·32 bytes, and
@@ -509,20 +509,22 @@ func singlesInput(r *rand.Rand, n int, shape string) []Wide {
 
 // BenchmarkPartitionedRead reads 2^22 entries back from a Partitioned
 // store, every range sorted and yielded by Next (the read only: the adding
-// is outside the timer), with every key yielded (singles=keep) and with
-// single keys left out (singles=skip), in memory (1 GiB) and spilled (16
-// MiB): entries of random keys, 16 a document in document order, about 7 %
-// of them in keys shared by 2–3 entries (the shape of 5M short documents'
-// band keys), in 16 key ranges of 2^18 (5M documents' ranges hold 2^18
-// too). The consumer counts the keys' changes, as a Grouper would
-// see them. SetBytes counts 16 bytes an entry; cpu-ns/op is the process's
+// is outside the timer), with every key yielded (singles=keep), with
+// single keys left out (singles=skip), and left out and handed to a
+// function that counts them (singles=skipfn, as dedup does), in memory
+// (1 GiB) and mostly spilled (64 MiB): entries of random keys, 16 a
+// document in document order, about 7 % of them in keys shared by 2–3
+// entries (the shape of 5M short documents' band keys), in 14 key ranges
+// of 300k (5M documents' ranges hold 290k: their filters are rounded up as
+// much). The consumer counts the keys' changes, as a Grouper would see
+// them. SetBytes counts 16 bytes an entry; cpu-ns/op is the process's
 // user + sys time.
 func BenchmarkPartitionedRead(b *testing.B) {
 	const n = 1 << 22
 	r := rand.New(rand.NewPCG(9, 10))
 	var in []Wide
 	for i := 0; len(in) < n; i++ {
-		k, copies := r.Uint64()>>4, 1
+		k, copies := r.Uint64N(14<<56), 1
 		if r.IntN(30) == 0 {
 			copies = 2 + r.IntN(2)
 		}
@@ -539,8 +541,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 		name   string
 		budget int64
 	}{{"fits", 1 << 30}, {"spill", 64 << 20}} {
-		for _, skip := range []bool{false, true} {
-			name := map[bool]string{false: "keep", true: "skip"}[skip]
+		for _, name := range []string{"keep", "skip", "skipfn"} {
 			b.Run(fmt.Sprintf("mem=%s/singles=%s", mem.name, name), func(b *testing.B) {
 				b.SetBytes(16 * n)
 				b.ReportAllocs()
@@ -556,8 +557,12 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					start := cpuTime(b)
 					b.StartTimer()
 					it := s.Range(0, Partitions)
-					if skip {
+					var given int
+					switch name {
+					case "skip":
 						it.SkipSingles(nil)
+					case "skipfn":
+						it.SkipSingles(func(es []Wide) { given += len(es) })
 					}
 					var last uint64
 					keys := it.Singles()
@@ -575,7 +580,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					b.StopTimer()
 					cpu += cpuTime(b) - start
 					s.Close()
-					sink += uint64(keys)
+					sink += uint64(keys + int64(given))
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
@@ -723,5 +728,81 @@ func TestPartitionedSpillUnlinked(t *testing.T) {
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSingleFilter: mark then split leaves out exactly entries whose key is
+// single (never one of a shared key), including a key whose two slots are
+// one; and of random single keys among shared ones it keeps about
+// (2n/slots)² — at 300,000 entries in 2^22 slots about 2 %, where one
+// slot a key kept n/slots, 7 %.
+func TestSingleFilter(t *testing.T) {
+	f := newSingleFilter(1)
+	// A key whose two slots coincide: alone, it is single.
+	var same uint64
+	for k := uint64(1); ; k++ {
+		if h := k * 0x9e3779b97f4a7c15; h&63 == h>>6&63 {
+			same = k
+			break
+		}
+	}
+	for _, tc := range []struct {
+		es   []Wide
+		kept int
+	}{
+		{nil, 0},
+		{[]Wide{{Key: same, Doc: 1}}, 0},
+		{[]Wide{{Key: same, Doc: 1}, {Key: same, Doc: 2}}, 2},
+		{[]Wide{{Key: 5, Doc: 1}}, 0},
+		{[]Wide{{Key: 5, Doc: 1}, {Key: 5, Doc: 1}}, 2},
+	} {
+		f.f = make([]uint64, f.words)
+		f.mark(tc.es)
+		dst, sg := make([]Wide, len(tc.es)), make([]Wide, len(tc.es))
+		k, m := f.split(tc.es, dst, 0, sg, 0, true)
+		if k != tc.kept || m != len(tc.es)-tc.kept {
+			t.Errorf("%v: got %d kept, %d left out; want %d, %d", tc.es, k, m, tc.kept, len(tc.es)-tc.kept)
+		}
+	}
+
+	r := rand.New(rand.NewPCG(3, 4))
+	const n = 300_000
+	var es []Wide
+	count := map[uint64]int{}
+	for len(es) < n {
+		k, copies := r.Uint64(), 1
+		if r.IntN(30) == 0 {
+			copies = 2 + r.IntN(3)
+		}
+		for range copies {
+			es = append(es, Wide{Key: k, Doc: uint32(len(es))})
+			count[k]++
+		}
+	}
+	r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
+	f = newSingleFilter(len(es))
+	f.f = make([]uint64, f.words)
+	f.mark(es)
+	dst := make([]Wide, len(es))
+	k, _ := f.split(es, dst, 0, nil, 0, false)
+	kept, single := 0, 0
+	for _, e := range dst[:k] {
+		if count[e.Key] == 1 {
+			kept++
+		}
+	}
+	shared := 0
+	for _, e := range es {
+		if count[e.Key] == 1 {
+			single++
+		} else {
+			shared++
+		}
+	}
+	if k-kept != shared {
+		t.Fatalf("%d entries of shared keys kept; want %d", k-kept, shared)
+	}
+	if share := float64(kept) / float64(single); share < 0.01 || share > 0.035 {
+		t.Errorf("%.4f of the single keys kept; want about 0.02", share)
 	}
 }
