@@ -44,6 +44,10 @@ import (
 type exactPass struct {
 	table *hashTable // the collector writes it; workers read it (see hashTable)
 	limit int        // entries the table may hold
+	// The fields above are what the workers read (get, fetch), those
+	// below the collector's, which it writes: a cache line apart, so
+	// that its stores do not take the line from the workers' caches.
+	_ [cacheLine]byte
 
 	late    *dupid.Detector // documents resolved after the sign stage
 	lateOpt dupid.Options

@@ -97,11 +97,13 @@ func (h *hashSlots) home(fp uint64) (uint64, uint8) {
 // tag returns slot i's tag.
 func (h *hashSlots) tag(i uint64) uint8 { return uint8(h.tags[i>>2].Load() >> (i & 3 * 8)) }
 
-// setTag sets slot i's tag to t. Only the writer calls it.
+// setTag sets slot i's tag to t, publishing the slot (a release store:
+// the slot's words, stored before, are seen by any reader that sees the
+// tag). Only the writer calls it.
 func (h *hashSlots) setTag(i uint64, t uint8) {
 	w := &h.tags[i>>2]
 	sh := i & 3 * 8
-	w.Store(w.Load()&^(0xff<<sh) | uint32(t)<<sh)
+	storeRelease(w, w.Load()&^(0xff<<sh)|uint32(t)<<sh)
 }
 
 // find returns the number of the slot holding the key of fingerprint
@@ -136,10 +138,19 @@ func (h *hashSlots) put(i uint64, tag uint8, fp uint64, lo uint32, d1 uint32) {
 // one goroutine and read by any number at once (see above). Its zero value
 // is not ready: use newHashTable or newBoundedHashTable.
 type hashTable struct {
-	cur      atomic.Pointer[hashSlots]
+	cur atomic.Pointer[hashSlots]
+	// cur, which the readers load for each lookup, has a cache line of its
+	// own: n, which the writer stores for each key added, beside it made
+	// each reader's load a miss on a line the writer's core held
+	// (false sharing).
+	_        [cacheLine - 8]byte
 	n        int // keys held (the writer's)
 	maxSlots int // the largest array it grows to; 0: no limit
+	_        [cacheLine - 16]byte
 }
+
+// cacheLine is the size of the processor's cache line (amd64, arm64).
+const cacheLine = 64
 
 // maxLoad is the fraction of a table's slots in use past which it grows (and
 // which a bounded table holds at most: hashTableLimit), as numerator over
