@@ -66,6 +66,7 @@ type hashSlots struct {
 	s    []hashSlot
 	tags []atomic.Uint32
 	n    uint64 // len(s)
+	gen  uint32 // which of its table's arrays it is (hashTable.grow numbers them)
 }
 
 func newHashSlots(n int) *hashSlots {
@@ -194,6 +195,46 @@ func (t *hashTable) get(hi, lo uint64) (uint32, bool) {
 	return h.s[i].doc - 1, true
 }
 
+// lookup is get, and where a key not found would go: the empty slot its
+// probe ended at, in the array of number gen (see putAt). Safe for
+// concurrent use, as get is.
+func (t *hashTable) lookup(hi, lo uint64) (doc uint32, ok bool, slot uint64, gen uint32) {
+	h := t.cur.Load()
+	fp, l := fingerprint(hi, lo)
+	i, _, ok := h.find(fp, l)
+	if !ok {
+		return 0, false, i, h.gen
+	}
+	return h.s[i].doc - 1, true, i, h.gen
+}
+
+// absentAt reports whether a key whose lookup found it absent, its probe
+// ending at empty slot slot of array gen, is still absent and would go to
+// that slot: the array is the same (no growth since) and the slot still
+// empty. Slots are never emptied, so the probe's slots before it are still
+// full, and the key, had it been added since, would be in that slot. Only
+// the writer calls it.
+func (t *hashTable) absentAt(slot uint64, gen uint32) bool {
+	h := t.cur.Load()
+	return h.gen == gen && slot < h.n && h.tag(slot) == 0
+}
+
+// putAt adds key (hi, lo), which absentAt(slot, gen) has just reported
+// absent, with document doc: getOrPut without its probe, unless the
+// table must grow first (it then probes the new array). Only the writer
+// calls it.
+func (t *hashTable) putAt(hi, lo uint64, doc uint32, slot uint64) {
+	h := t.cur.Load()
+	if t.n+1 >= int(h.n) || uint64(t.n+1)*8 > h.n*maxLoad && (t.maxSlots == 0 || int(h.n) < t.maxSlots) {
+		t.getOrPut(hi, lo, doc, true)
+		return
+	}
+	fp, l := fingerprint(hi, lo)
+	_, tag := h.home(fp)
+	h.put(slot, tag, fp, l, doc+1)
+	t.n++
+}
+
 // getOrPut returns the document of key (hi, lo) and true if the table has
 // it; else, when put is true, it adds the key with document doc, and
 // returns false. Only one goroutine may call it (and reset). A bounded
@@ -245,6 +286,7 @@ func (t *hashTable) reserve(keys int) {
 // grow copies the keys into an array of n slots and publishes it.
 func (t *hashTable) grow(old *hashSlots, n int) *hashSlots {
 	h := newHashSlots(n)
+	h.gen = old.gen + 1
 	for i := range old.s {
 		o := &old.s[i]
 		if d := o.doc; d != 0 {

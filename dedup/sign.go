@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -76,20 +77,24 @@ type docRes struct {
 	// Under the exact pass: what the worker found of the document's hash
 	// (known: knownTable, first is the document the pass's table holds
 	// for it; knownBatch, first is the position in the batch of an earlier
-	// document with it), so that the collector need not probe the table
-	// again where the answer cannot differ; then what the collector
+	// document with it; knownAbsent, the table did not hold it and first
+	// is the empty slot of array gen where the worker's probe ended), so
+	// that the collector need not probe the table again where the answer
+	// cannot differ (see resolve); then what the collector
 	// decided (res: resTable, the table holds the hash with document
 	// first, the document itself or its first; resLate, the document went
 	// to the late detector), for the batch's later documents of that hash.
 	known, res uint8
 	first      uint32
+	gen        uint32 // under knownAbsent: the table's array (hashTable.lookup)
 }
 
 // docRes.known and docRes.res.
 const (
-	knownNone  uint8 = iota // the worker found no earlier document of the hash
-	knownTable              // the table holds the hash (docRes.first: its document)
-	knownBatch              // an earlier document of the batch has it (docRes.first: its position)
+	knownNone   uint8 = iota // the worker found no earlier document of the hash
+	knownTable               // the table holds the hash (docRes.first: its document)
+	knownBatch               // an earlier document of the batch has it (docRes.first: its position)
+	knownAbsent              // the table did not hold it, its probe ending at empty slot docRes.first of array docRes.gen
 )
 const (
 	resNone  uint8 = iota // not resolved (no hash, or a document not banded)
@@ -333,10 +338,14 @@ func (w *signer) finish(out *signed, p *pending) {
 		hi, lo := p.hi, p.lo
 		if j, ok := w.batch.getOrPut(hi, lo, uint32(p.j), true); ok {
 			d.known, d.first = knownBatch, j
-		} else if f, ok := w.exact.get([2]uint64{hi, lo}); ok {
+		} else if f, ok, slot, gen := w.exact.lookup([2]uint64{hi, lo}); ok {
 			d.known, d.first = knownTable, f
+		} else if slot <= math.MaxUint32 {
+			// Where the collector's insert goes if the table takes no key
+			// there before (resolveAbsent): its probe is saved.
+			d.known, d.first, d.gen = knownAbsent, uint32(slot), gen
 		}
-		if d.known != knownNone && !w.signAll {
+		if (d.known == knownTable || d.known == knownBatch) && !w.signAll {
 			// A copy of an earlier document: not signed (nor, with
 			// stored signatures, banded).
 			d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
@@ -734,7 +743,9 @@ func (r *run) collect(s *signed) error {
 // the table is there still, with the same document; one an earlier
 // document of the batch has was decided for that document a moment ago
 // (its first, itself, or the late detector, which d then goes to as well:
-// the table was full then and has taken no key since). A document of the
+// the table was full then and has taken no key since). One the worker found
+// absent goes straight into the slot where its probe ended, if that slot is
+// still empty in the same array (exactPass.resolveAbsent). A document of the
 // batch that was not resolved (its signature empty) settles nothing.
 func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, error) {
 	first, late, done := int64(-1), false, false
@@ -751,7 +762,11 @@ func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, err
 		}
 	}
 	if !done {
-		first, late, err = r.exact.resolveLate(k, doc)
+		if d.known == knownAbsent {
+			first, late, err = r.exact.resolveAbsent(k, doc, uint64(d.first), d.gen)
+		} else {
+			first, late, err = r.exact.resolveLate(k, doc)
+		}
 	}
 	switch {
 	case err != nil:

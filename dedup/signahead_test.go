@@ -177,11 +177,13 @@ func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Bat
 				d.known, d.first = knownBatch, j
 			} else {
 				seen[key] = uint32(i)
-				if f, ok := r.exact.get(key); ok {
+				if f, ok, slot, gen := r.exact.lookup(key); ok {
 					d.known, d.first = knownTable, f
+				} else {
+					d.known, d.first, d.gen = knownAbsent, uint32(slot), gen
 				}
 			}
-			if d.known != knownNone && !w.signAll {
+			if (d.known == knownTable || d.known == knownBatch) && !w.signAll {
 				d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 				out.docs = append(out.docs, d)
 				continue
