@@ -44,6 +44,10 @@ import (
 type exactPass struct {
 	table *hashTable // the collector writes it; workers read it (see hashTable)
 	limit int        // entries the table may hold
+	// The fields above are what the workers read (get, fetch), those
+	// below the collector's, which it writes: a cache line apart, so
+	// that its stores do not take the line from the workers' caches.
+	_ [cacheLine]byte
 
 	late    *dupid.Detector // documents resolved after the sign stage
 	lateOpt dupid.Options
@@ -129,6 +133,28 @@ func (e *exactPass) resolveLate(k [2]uint64, doc uint32) (int64, bool, error) {
 		return -1, false, nil
 	}
 	return -1, true, e.addLate(k, doc)
+}
+
+// resolveAbsent is resolveLate for a document whose worker found its hash
+// absent from the table, its probe ending at empty slot slot of array gen
+// (hashTable.lookup): when the hash is absent still and would go to that
+// slot (hashTable.absentAt), the decision is made without the table's
+// probe, and is the one the probe would make; else it probes.
+func (e *exactPass) resolveAbsent(k [2]uint64, doc uint32, slot uint64, gen uint32) (int64, bool, error) {
+	if !e.table.absentAt(slot, gen) {
+		return e.resolveLate(k, doc)
+	}
+	if e.table.len() >= e.limit {
+		return -1, true, e.addLate(k, doc)
+	}
+	e.table.putAt(k[0], k[1], doc, slot)
+	return -1, false, nil
+}
+
+// lookup is get, with where a hash not found would go (hashTable.lookup),
+// for resolveAbsent.
+func (e *exactPass) lookup(k [2]uint64) (doc uint32, ok bool, slot uint64, gen uint32) {
+	return e.table.lookup(k[0], k[1])
 }
 
 // copyOf records doc as a copy of f, whose hash (doc's) the table holds:

@@ -462,7 +462,9 @@ func TestExpectedDocs(t *testing.T) {
 
 // TestResolveKnown: the collector's decisions with the workers' findings
 // carried in the batch (run.resolve: no probe for a hash a worker found in
-// the table, or that an earlier document of the batch has) are those of
+// the table, or that an earlier document of the batch has, and an insert
+// straight into the slot where a worker's probe for an absent hash ended,
+// while it is still empty and the array the same) are those of
 // exactPass.resolve probing for every document: the same first or none
 // for each document, the same copies, and the same documents left to the
 // late detector once the table is full (and the copies it finds). Workers
@@ -498,8 +500,14 @@ func TestResolveKnown(t *testing.T) {
 					// What a worker finds, a view of the table that may lag.
 					if b, ok := seen[keys[j]]; ok {
 						d.known, d.first = knownBatch, b
-					} else if f, ok := fast.exact.get(keys[j]); ok && rng.IntN(4) > 0 {
+					} else if f, ok, slot, gen := fast.exact.lookup(keys[j]); ok && rng.IntN(4) > 0 {
 						d.known, d.first = knownTable, f
+					} else if !ok && rng.IntN(4) > 0 {
+						// Where the key would go, as the worker saw it:
+						// later documents of the batch may take the slot
+						// first (copies of an earlier key, or the same
+						// key), or the table grow, before it is resolved.
+						d.known, d.first, d.gen = knownAbsent, uint32(slot), gen
 					}
 					if _, ok := seen[keys[j]]; !ok {
 						seen[keys[j]] = uint32(j)

@@ -66,6 +66,7 @@ type hashSlots struct {
 	s    []hashSlot
 	tags []atomic.Uint32
 	n    uint64 // len(s)
+	gen  uint32 // which of its table's arrays it is (hashTable.grow numbers them)
 }
 
 func newHashSlots(n int) *hashSlots {
@@ -97,11 +98,13 @@ func (h *hashSlots) home(fp uint64) (uint64, uint8) {
 // tag returns slot i's tag.
 func (h *hashSlots) tag(i uint64) uint8 { return uint8(h.tags[i>>2].Load() >> (i & 3 * 8)) }
 
-// setTag sets slot i's tag to t. Only the writer calls it.
+// setTag sets slot i's tag to t, publishing the slot (a release store:
+// the slot's words, stored before, are seen by any reader that sees the
+// tag). Only the writer calls it.
 func (h *hashSlots) setTag(i uint64, t uint8) {
 	w := &h.tags[i>>2]
 	sh := i & 3 * 8
-	w.Store(w.Load()&^(0xff<<sh) | uint32(t)<<sh)
+	storeRelease(w, w.Load()&^(0xff<<sh)|uint32(t)<<sh)
 }
 
 // find returns the number of the slot holding the key of fingerprint
@@ -136,10 +139,19 @@ func (h *hashSlots) put(i uint64, tag uint8, fp uint64, lo uint32, d1 uint32) {
 // one goroutine and read by any number at once (see above). Its zero value
 // is not ready: use newHashTable or newBoundedHashTable.
 type hashTable struct {
-	cur      atomic.Pointer[hashSlots]
+	cur atomic.Pointer[hashSlots]
+	// cur, which the readers load for each lookup, has a cache line of its
+	// own: n, which the writer stores for each key added, beside it made
+	// each reader's load a miss on a line the writer's core held
+	// (false sharing).
+	_        [cacheLine - 8]byte
 	n        int // keys held (the writer's)
 	maxSlots int // the largest array it grows to; 0: no limit
+	_        [cacheLine - 16]byte
 }
+
+// cacheLine is the size of the processor's cache line (amd64, arm64).
+const cacheLine = 64
 
 // maxLoad is the fraction of a table's slots in use past which it grows (and
 // which a bounded table holds at most: hashTableLimit), as numerator over
@@ -181,6 +193,46 @@ func (t *hashTable) get(hi, lo uint64) (uint32, bool) {
 		return 0, false
 	}
 	return h.s[i].doc - 1, true
+}
+
+// lookup is get, and where a key not found would go: the empty slot its
+// probe ended at, in the array of number gen (see putAt). Safe for
+// concurrent use, as get is.
+func (t *hashTable) lookup(hi, lo uint64) (doc uint32, ok bool, slot uint64, gen uint32) {
+	h := t.cur.Load()
+	fp, l := fingerprint(hi, lo)
+	i, _, ok := h.find(fp, l)
+	if !ok {
+		return 0, false, i, h.gen
+	}
+	return h.s[i].doc - 1, true, i, h.gen
+}
+
+// absentAt reports whether a key whose lookup found it absent, its probe
+// ending at empty slot slot of array gen, is still absent and would go to
+// that slot: the array is the same (no growth since) and the slot still
+// empty. Slots are never emptied, so the probe's slots before it are still
+// full, and the key, had it been added since, would be in that slot. Only
+// the writer calls it.
+func (t *hashTable) absentAt(slot uint64, gen uint32) bool {
+	h := t.cur.Load()
+	return h.gen == gen && slot < h.n && h.tag(slot) == 0
+}
+
+// putAt adds key (hi, lo), which absentAt(slot, gen) has just reported
+// absent, with document doc: getOrPut without its probe, unless the
+// table must grow first (it then probes the new array). Only the writer
+// calls it.
+func (t *hashTable) putAt(hi, lo uint64, doc uint32, slot uint64) {
+	h := t.cur.Load()
+	if t.n+1 >= int(h.n) || uint64(t.n+1)*8 > h.n*maxLoad && (t.maxSlots == 0 || int(h.n) < t.maxSlots) {
+		t.getOrPut(hi, lo, doc, true)
+		return
+	}
+	fp, l := fingerprint(hi, lo)
+	_, tag := h.home(fp)
+	h.put(slot, tag, fp, l, doc+1)
+	t.n++
 }
 
 // getOrPut returns the document of key (hi, lo) and true if the table has
@@ -234,6 +286,7 @@ func (t *hashTable) reserve(keys int) {
 // grow copies the keys into an array of n slots and publishes it.
 func (t *hashTable) grow(old *hashSlots, n int) *hashSlots {
 	h := newHashSlots(n)
+	h.gen = old.gen + 1
 	for i := range old.s {
 		o := &old.s[i]
 		if d := o.doc; d != 0 {

@@ -3,6 +3,7 @@ package dedup
 import (
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 )
@@ -280,5 +281,72 @@ func TestHashTableReserve(t *testing.T) {
 				t.Fatalf("%s: key %d = (%d, %v); want (%d, true)", c.name, i, d, ok, i)
 			}
 		}
+	}
+}
+
+// TestHashTablePutAt: adding each absent key at the slot its lookup ended
+// at (absentAt, putAt) leaves the table exactly as getOrPut does, slot for
+// slot, through growths (putAt then probes the new array) and in a bounded
+// table up to its largest array; a hint is refused once its slot is taken
+// or the array has grown.
+func TestHashTablePutAt(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		new      func() *hashTable
+		keys, of int
+	}{
+		{"growing", func() *hashTable { return newHashTable(16) }, 3000, 2000},
+		{"bounded", func() *hashTable { return newBoundedHashTable(1 << 14) }, 1500, 1200},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fast, slow := c.new(), c.new()
+			r := rand.New(rand.NewPCG(8, 9))
+			pool := make([][2]uint64, c.of)
+			for i := range pool {
+				pool[i] = [2]uint64{r.Uint64(), r.Uint64()}
+			}
+			refused := 0
+			for d := range c.keys {
+				k := pool[r.IntN(len(pool))]
+				doc, ok, slot, gen := fast.lookup(k[0], k[1])
+				if d%5 == 0 && !ok {
+					// A stale hint: another key goes first, maybe into
+					// that slot or through a growth.
+					o := [2]uint64{r.Uint64(), r.Uint64()}
+					if d%10 == 0 {
+						o = k // the key itself, into that slot
+					}
+					fast.getOrPut(o[0], o[1], uint32(1<<30+d), true)
+					slow.getOrPut(o[0], o[1], uint32(1<<30+d), true)
+				}
+				want, wantOK := slow.getOrPut(k[0], k[1], uint32(d), true)
+				switch {
+				case ok:
+					if !wantOK || doc != want {
+						t.Fatalf("key %d: lookup got %d, %v; want %d, %v", d, doc, ok, want, wantOK)
+					}
+				case fast.absentAt(slot, gen):
+					if wantOK {
+						t.Fatalf("key %d: absentAt reports a key the table holds", d)
+					}
+					fast.putAt(k[0], k[1], uint32(d), slot)
+				default:
+					refused++
+					fast.getOrPut(k[0], k[1], uint32(d), true)
+				}
+				hf, hs := fast.cur.Load(), slow.cur.Load()
+				if fast.len() != slow.len() || hf.n != hs.n || !slices.Equal(hf.s, hs.s) {
+					t.Fatalf("key %d: tables differ (%d keys in %d slots; want %d in %d)", d, fast.len(), hf.n, slow.len(), hs.n)
+				}
+				for i := range hf.n {
+					if hf.tag(i) != hs.tag(i) {
+						t.Fatalf("key %d: tag %d is %#x; want %#x", d, i, hf.tag(i), hs.tag(i))
+					}
+				}
+			}
+			if refused == 0 {
+				t.Fatal("no hint was refused")
+			}
+		})
 	}
 }

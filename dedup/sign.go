@@ -3,6 +3,7 @@ package dedup
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync/atomic"
@@ -76,20 +77,24 @@ type docRes struct {
 	// Under the exact pass: what the worker found of the document's hash
 	// (known: knownTable, first is the document the pass's table holds
 	// for it; knownBatch, first is the position in the batch of an earlier
-	// document with it), so that the collector need not probe the table
-	// again where the answer cannot differ; then what the collector
+	// document with it; knownAbsent, the table did not hold it and first
+	// is the empty slot of array gen where the worker's probe ended), so
+	// that the collector need not probe the table again where the answer
+	// cannot differ (see resolve); then what the collector
 	// decided (res: resTable, the table holds the hash with document
 	// first, the document itself or its first; resLate, the document went
 	// to the late detector), for the batch's later documents of that hash.
 	known, res uint8
 	first      uint32
+	gen        uint32 // under knownAbsent: the table's array (hashTable.lookup)
 }
 
 // docRes.known and docRes.res.
 const (
-	knownNone  uint8 = iota // the worker found no earlier document of the hash
-	knownTable              // the table holds the hash (docRes.first: its document)
-	knownBatch              // an earlier document of the batch has it (docRes.first: its position)
+	knownNone   uint8 = iota // the worker found no earlier document of the hash
+	knownTable               // the table holds the hash (docRes.first: its document)
+	knownBatch               // an earlier document of the batch has it (docRes.first: its position)
+	knownAbsent              // the table did not hold it, its probe ending at empty slot docRes.first of array docRes.gen
 )
 const (
 	resNone  uint8 = iota // not resolved (no hash, or a document not banded)
@@ -155,12 +160,12 @@ type signer struct {
 	// The exact-duplicate pass (exact.go), when th is not nil.
 	th    sketch.TextHasher
 	exact *exactPass
-	batch *hashTable // the hashes of this batch's signed documents
+	batch *hashTable // the hashes of this batch's documents, the first of each
 	// signAll: a copy the table already knows is signed all the same
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
 	// Under the pass a document is decided and signed one call later
-	// (document): ahead is the one waiting, if any. Two sketchers take
+	// (document): pend[ahead] is the one waiting, if any. Two sketchers take
 	// turns (sks, ths; par is the next one's), so that the one that hashed
 	// a document, whose shingler keeps the text's normalisation for the
 	// Sign that follows (sketch.TextHasher), still has it when the
@@ -172,7 +177,10 @@ type signer struct {
 	metrics [2]minhash.Metrics
 	texts   [2][]byte
 	par     int
-	ahead   pending
+	// pend holds each sketcher's document (pending), written in place
+	// (see document); pend[ahead] is the one waiting, if waiting.
+	pend    [2]pending
+	ahead   int
 	waiting bool
 }
 
@@ -202,7 +210,8 @@ func (w *signer) begin(out *signed, b *corpus.Batch) {
 	if w.batch != nil {
 		w.batch.reset()
 	}
-	w.waiting, w.ahead = false, pending{}
+	w.waiting = false
+	w.pend = [2]pending{} // the texts of earlier batches
 	w.last = -1
 	n := len(b.Records)
 	if n > 0 {
@@ -246,22 +255,32 @@ func located(b *corpus.Batch) bool {
 func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document) error {
 	j := len(out.docs)
 	out.ids = append(out.ids, doc.ID...)
-	out.docs = append(out.docs, docRes{
-		index: rec.Index, line: rec.Line, length: int64(len(doc.Text)), keep: doc.Keep, idHash: dupid.Hash(doc.ID),
-		idEnd: len(out.ids), file: out.fileOf(rec.File), hasKeep: doc.HasKeep,
-	})
+	// The document's fields are stored one by one into its element, not
+	// as a literal appended: the compiler builds a literal on the stack
+	// with 8-byte stores and copies it with 16-byte loads, which cannot
+	// take their bytes from the stores still in flight and wait for every
+	// store before them to reach the cache (those of earlier documents'
+	// results into memory no longer there): signer.document's most
+	// sampled instructions. The same goes for pending and the metrics
+	// (finish).
+	out.docs = growOne(out.docs)
+	d := &out.docs[j]
+	*d = docRes{}
+	d.index, d.line, d.length, d.keep = rec.Index, rec.Line, int64(len(doc.Text)), doc.Keep
+	d.idHash, d.idEnd, d.file, d.hasKeep = dupid.Hash(doc.ID), len(out.ids), out.fileOf(rec.File), doc.HasKeep
 	if w.keepTx && w.locate {
-		d := &out.docs[j]
 		if d.src = out.srcOf(rec); d.src != 0 {
 			d.off, d.n, d.text = textLocIn(rec, doc)
 		}
 	}
-	whole := out.docs[j].src == 0
+	whole := d.src == 0
+	p := &w.pend[w.par]
+	*p = pending{}
+	p.j, p.index, p.whole, p.par, p.text = j, rec.Index, whole, w.par, doc.Text
 	if w.th == nil {
-		w.finish(out, &pending{j: j, index: rec.Index, whole: whole, text: doc.Text})
+		w.finish(out, p)
 		return nil
 	}
-	p := pending{j: j, index: rec.Index, whole: whole, par: w.par, text: doc.Text}
 	if !inRecord(rec, doc.Text) {
 		// In the parser's buffer (escapes decoded), which the next record
 		// overwrites: the sketcher's own copy. A text that is bytes of the
@@ -281,20 +300,28 @@ func (w *signer) document(out *signed, rec *corpus.Record, doc *corpus.Document)
 	w.flush(out)
 	w.par ^= 1
 	if rec.Index == w.last {
-		w.finish(out, &p)
+		w.finish(out, p)
 		return nil
 	}
-	w.ahead, w.waiting = p, true
+	w.ahead, w.waiting = p.par, true
 	return nil
+}
+
+// growOne returns docs one element longer, the new one not cleared.
+func growOne(docs []docRes) []docRes {
+	if len(docs) == cap(docs) {
+		docs = slices.Grow(docs, 1)
+	}
+	return docs[:len(docs)+1]
 }
 
 // flush decides on and signs the document waiting, if any.
 func (w *signer) flush(out *signed) {
 	if w.waiting {
-		// w.ahead is left as it is (begin clears it): the next
-		// document overwrites it.
+		// w.pend[w.ahead] is left as it is: the next document of that
+		// sketcher overwrites it.
 		w.waiting = false
-		w.finish(out, &w.ahead)
+		w.finish(out, &w.pend[w.ahead])
 	}
 }
 
@@ -303,19 +330,27 @@ func (w *signer) flush(out *signed) {
 func (w *signer) finish(out *signed, p *pending) {
 	d := &out.docs[p.j]
 	if p.hashed {
+		// One probe of the batch's table finds an earlier document of the
+		// batch or adds this one. One the pass's table knows is added all
+		// the same: a later document of the batch with its hash then
+		// names it (knownBatch), and the collector, which decided it
+		// first, finds the table's document in its decision (resolve).
 		hi, lo := p.hi, p.lo
-		if j, ok := w.batch.get(hi, lo); ok {
+		if j, ok := w.batch.getOrPut(hi, lo, uint32(p.j), true); ok {
 			d.known, d.first = knownBatch, j
-		} else if f, ok := w.exact.get([2]uint64{hi, lo}); ok {
+		} else if f, ok, slot, gen := w.exact.lookup([2]uint64{hi, lo}); ok {
 			d.known, d.first = knownTable, f
+		} else if slot <= math.MaxUint32 {
+			// Where the collector's insert goes if the table takes no key
+			// there before (resolveAbsent): its probe is saved.
+			d.known, d.first, d.gen = knownAbsent, uint32(slot), gen
 		}
-		if d.known != knownNone && !w.signAll {
+		if (d.known == knownTable || d.known == knownBatch) && !w.signAll {
 			// A copy of an earlier document: not signed (nor, with
 			// stored signatures, banded).
 			d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 			return
 		}
-		w.batch.getOrPut(hi, lo, uint32(p.j), true)
 	}
 	if w.stored {
 		// The collector takes the stored signature, in input order, and
@@ -708,7 +743,9 @@ func (r *run) collect(s *signed) error {
 // the table is there still, with the same document; one an earlier
 // document of the batch has was decided for that document a moment ago
 // (its first, itself, or the late detector, which d then goes to as well:
-// the table was full then and has taken no key since). A document of the
+// the table was full then and has taken no key since). One the worker found
+// absent goes straight into the slot where its probe ended, if that slot is
+// still empty in the same array (exactPass.resolveAbsent). A document of the
 // batch that was not resolved (its signature empty) settles nothing.
 func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, error) {
 	first, late, done := int64(-1), false, false
@@ -725,7 +762,11 @@ func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, err
 		}
 	}
 	if !done {
-		first, late, err = r.exact.resolveLate(k, doc)
+		if d.known == knownAbsent {
+			first, late, err = r.exact.resolveAbsent(k, doc, uint64(d.first), d.gen)
+		} else {
+			first, late, err = r.exact.resolveLate(k, doc)
+		}
 	}
 	switch {
 	case err != nil:

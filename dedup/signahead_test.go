@@ -18,7 +18,8 @@ import (
 // and signing each document at once makes, written out here with one
 // fresh sketcher a document: the same statuses (a copy of a text the table
 // or the batch already holds is not signed; an empty text is signed and
-// empty), signatures, band-key entries, texts kept, hashes and per-document
+// empty), the same findings (a later document of the batch names the
+// batch's first of its hash, even one the table knew), signatures, band-key entries, texts kept, hashes and per-document
 // metrics, in record order. Batches of 1 to 40 records, with records that
 // do not parse (Skip) anywhere, first and last included, texts without
 // features, copies next to each other, across batches and known to the
@@ -169,18 +170,23 @@ func signAtOnce(t *testing.T, r *run, sk sketch.Sketch, w *signer, b *corpus.Bat
 		if !empty {
 			out.hashes = append(out.hashes, hi, lo)
 			key := [2]uint64{hi, lo}
+			// The batch's first document of a hash is the one later
+			// documents of the batch name, whether or not the table
+			// knows the hash (the collector resolves it first).
 			if j, ok := seen[key]; ok {
 				d.known, d.first = knownBatch, j
-			} else if f, ok := r.exact.get(key); ok {
-				d.known, d.first = knownTable, f
+			} else {
+				seen[key] = uint32(i)
+				if f, ok, slot, gen := r.exact.lookup(key); ok {
+					d.known, d.first = knownTable, f
+				} else {
+					d.known, d.first, d.gen = knownAbsent, uint32(slot), gen
+				}
 			}
-			if d.known != knownNone && !w.signAll {
+			if (d.known == knownTable || d.known == knownBatch) && !w.signAll {
 				d.status, d.textEnd, d.entEnd = docCopy, len(out.texts), len(out.entries)
 				out.docs = append(out.docs, d)
 				continue
-			}
-			if _, ok := seen[key]; !ok {
-				seen[key] = uint32(i)
 			}
 		}
 		n := len(out.sigs)
