@@ -16,8 +16,8 @@ import (
 // own overhead and took a read lock for each lookup from the workers. Its
 // one writer (the collector) inserts while any number of readers (the
 // workers) look up, without locks: a slot's key and document number are
-// written before its tag (hashSlots), which is stored atomically and marks
-// the slot as used, and slots are never emptied; when the table grows, the writer fills a new
+// written before its tag (hashSlots), which is published by a release
+// store (setTag) and marks the slot as used, and slots are never emptied; when the table grows, the writer fills a new
 // array and publishes it, so that a reader of the old one may miss only
 // the keys added since, which costs the pass nothing but a signature made
 // in vain (the collector decides; see exact.go).
@@ -302,7 +302,7 @@ func (t *hashTable) grow(old *hashSlots, n int) *hashSlots {
 // key, as signed.hashes holds them), so that the getOrPut of those keys
 // that follows finds them in the processor's caches: the loads of this
 // loop do not wait for each other, so their cache misses overlap, where
-// getOrPut waits for each in turn (its insert's atomic store waits for the
+// getOrPut waits for each in turn (its insert's stores wait for the
 // slot's line). It returns a sum of what it read, for its loads not to be
 // left out. Only the writer calls it.
 //
