@@ -474,6 +474,7 @@ func (r *run) sign(ctx context.Context) error {
 		}
 	}
 	r.warnKeep()
+	r.warnMemory()
 	if !r.job.Sketch.Resolved() {
 		return r.bandFingerprints()
 	}
@@ -597,6 +598,46 @@ func (r *run) warnKeep() {
 			return
 		}
 	}
+}
+
+// warnMemory warns, in the report, when the per-document bookkeeping the
+// budget does not bound (see Run's doc: statuses, ids and their ends, text
+// locations, what verification and clustering keep a document) is past a
+// tenth of the budget, where peak RSS may exceed the budget by more than
+// the 10 % Run promises: many documents under a small --memory. It names
+// the budget that keeps that promise. Checked once the documents are
+// known, after the sign stage; the documents in candidate pairs (8 bytes
+// each more) are not known yet and not counted.
+func (r *run) warnMemory() {
+	n := int64(r.docs.len())
+	need := n*bookkeepingBytes(r.opts.Keep.Kind, r.job.Verify == VerifyExact) + r.docs.idEnd.Last()
+	budget := r.opts.Memory
+	if n == 0 || need*10 <= budget {
+		return
+	}
+	const mib = 1 << 20
+	r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf(
+		"%d documents keep about %d MiB of per-document bookkeeping outside the budget of %d MiB: peak memory may exceed the budget by more than 10 %%; --memory %dMiB or more keeps it within",
+		n, (need+mib-1)/mib, budget/mib, (10*need+mib-1)/mib))
+}
+
+// bookkeepingBytes is what a run keeps a document outside the budget, its
+// id's bytes aside (Run's doc): its status and id end (docTableBytes),
+// verification's 4 and clustering's 8, 4 for where its text is under
+// exact verification, and what the keep policy adds (a length, and
+// clustering's 8 more, under KeepLongest; a value under KeepField).
+func bookkeepingBytes(policy cluster.PolicyKind, exact bool) int64 {
+	b := int64(docTableBytes + 4 + 8)
+	if exact {
+		b += 4
+	}
+	switch policy {
+	case cluster.KeepLongest:
+		b += docTableLengthBytes + 8
+	case cluster.KeepField:
+		b += docTableKeepBytes
+	}
+	return b
 }
 
 func (r *run) newSigner() (*signer, error) {
