@@ -12,11 +12,11 @@ import (
 )
 
 // TestWarnMemory: a run whose per-document bookkeeping (outside the budget)
-// passes a tenth of the budget says so in the report, naming a budget that
-// keeps it within a tenth; under that budget, and under a larger one, the
+// passes a quarter of the budget says so in the report, naming a budget that
+// keeps it within a quarter; under that budget, and under a larger one, the
 // run does not warn; and the outputs are the same whether it warns or not.
 func TestWarnMemory(t *testing.T) {
-	const n = 80_000
+	const n = 170_000
 	docs := make([]doc, n)
 	for i := range docs {
 		docs[i] = doc{ID: fmt.Sprintf("d%06d", i), Text: fmt.Sprintf("alpha %d beta %d gamma", i, i%7)}
@@ -24,9 +24,9 @@ func TestWarnMemory(t *testing.T) {
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	writeJSONL(t, in, docs)
 
-	// About n·(21 + 7) bytes = 2.2 MB of bookkeeping: past a tenth of 16 MiB.
+	// About n·(21 + 7) bytes = 4.8 MB of bookkeeping: past a quarter of 16 MiB.
 	want := int64(n)*bookkeepingBytes(cluster.KeepFirst, true) + int64(n)*7
-	if want*10 <= 16<<20 {
+	if want*4 <= 16<<20 {
 		t.Fatalf("test corpus too small: %d bytes of bookkeeping", want)
 	}
 	outSmall, rep := runDedup(t, []string{in}, &Options{Memory: 16 << 20})
@@ -44,8 +44,8 @@ func TestWarnMemory(t *testing.T) {
 		t.Errorf("warning says %d MiB of bookkeeping; want %d", got, (want+1<<20-1)>>20)
 	}
 	suggested, _ := strconv.ParseInt(m[3], 10, 64)
-	if suggested*(1<<20) < 10*want || suggested*(1<<20) >= 10*want+1<<20 {
-		t.Errorf("warning suggests --memory %dMiB; want the least MiB at or past %d bytes", suggested, 10*want)
+	if suggested*(1<<20) < 4*want || suggested*(1<<20) >= 4*want+1<<20 {
+		t.Errorf("warning suggests --memory %dMiB; want the least MiB at or past %d bytes", suggested, 4*want)
 	}
 	for _, mem := range []int64{suggested << 20, 256 << 20} {
 		out, rep := runDedup(t, []string{in}, &Options{Memory: mem})

@@ -116,8 +116,8 @@ type run struct {
 // ids of L bytes need about N·(17 + L) bytes beside the budget (exact
 // verification, the default policy; 0.54 GB for 20M documents with 10-byte
 // ids). Peak RSS stays within the budget plus 10 % while that is at most a
-// tenth of the budget (past it, the report warns and names a budget that
-// is enough); the rest of the budget's slack (live data peaks near
+// tenth of the budget (past a quarter, the report warns and names a budget
+// of which it is a quarter); the rest of the budget's slack (live data peaks near
 // half of it) absorbs more in practice (BENCHMARKS.md, "Per-document
 // memory").
 func Run(ctx context.Context, inputs []string, outDir string, opts *Options) (*Report, error) {

@@ -603,22 +603,24 @@ func (r *run) warnKeep() {
 // warnMemory warns, in the report, when the per-document bookkeeping the
 // budget does not bound (see Run's doc: statuses, ids and their ends, text
 // locations, what verification and clustering keep a document) is past a
-// tenth of the budget, where peak RSS may exceed the budget by more than
-// the 10 % Run promises: many documents under a small --memory. It names
-// the budget that keeps that promise. Checked once the documents are
-// known, after the sign stage; the documents in candidate pairs (8 bytes
-// each more) are not known yet and not counted.
+// quarter of the budget: the budget's shares leave about three eighths of
+// it free while signing, and runs past a quarter peaked over the budget
+// plus 10 % (5M documents under 256 MiB: 1.2 times; BENCHMARKS.md,
+// "Per-document memory"). It names the budget of which the bookkeeping is
+// a quarter. Checked once the documents are known, after the sign stage;
+// the documents in candidate pairs (8 bytes each more) are not known yet
+// and not counted.
 func (r *run) warnMemory() {
 	n := int64(r.docs.len())
 	need := n*bookkeepingBytes(r.opts.Keep.Kind, r.job.Verify == VerifyExact) + r.docs.idEnd.Last()
 	budget := r.opts.Memory
-	if n == 0 || need*10 <= budget {
+	if n == 0 || need*4 <= budget {
 		return
 	}
 	const mib = 1 << 20
 	r.rep.Warnings = append(r.rep.Warnings, fmt.Sprintf(
 		"%d documents keep about %d MiB of per-document bookkeeping outside the budget of %d MiB: peak memory may exceed the budget by more than 10 %%; --memory %dMiB or more keeps it within",
-		n, (need+mib-1)/mib, budget/mib, (10*need+mib-1)/mib))
+		n, (need+mib-1)/mib, budget/mib, (4*need+mib-1)/mib))
 }
 
 // bookkeepingBytes is what a run keeps a document outside the budget, its
