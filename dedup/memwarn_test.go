@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -52,19 +51,6 @@ func TestWarnMemory(t *testing.T) {
 		if len(rep.Warnings) != 0 {
 			t.Errorf("--memory %d MiB: warnings %q; want none", mem>>20, rep.Warnings)
 		}
-		for _, f := range []string{"pairs.tsv", "clusters.jsonl", "kept.jsonl"} {
-			if a, b := readFile(t, filepath.Join(outSmall, f)), readFile(t, filepath.Join(out, f)); a != b {
-				t.Errorf("%s differs between 16 MiB and %d MiB", f, mem>>20)
-			}
-		}
+		sameOutputs(t, outSmall, out)
 	}
-}
-
-func readFile(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
