@@ -51,12 +51,11 @@ func newEntrySorter(dir string, budget int64, keyBits int) entrySorter {
 // two keys equal in those bits are different buckets: brk reports the first
 // entry of such a key, before which the caller closes the open bucket.
 type entryStream struct {
-	narrow  *extsort.Iterator
-	part    *extsort.PartIterator
-	wide    *extsort.WideIterator
-	last    uint64 // the last wide key yielded
-	any     bool
-	dropped int64 // entries left out by skipSingles that do not count
+	narrow *extsort.Iterator
+	part   *extsort.PartIterator
+	wide   *extsort.WideIterator
+	last   uint64 // the last wide key yielded
+	any    bool
 }
 
 // next returns the next entry; ok is false at the end or on error.
@@ -96,21 +95,10 @@ func (s *entryStream) breaks() bool {
 // no other entry has (extsort.PartIterator.SkipSingles): a bucket of one
 // document pairs with nothing, and most buckets are. Those of documents in
 // skip do not count (singles).
-func (s *entryStream) skipSingles(skip docSet) {
-	if s.part == nil {
-		return
+func (s *entryStream) skipSingles(skip extsort.DocSet) {
+	if s.part != nil {
+		s.part.SkipSingles(skip)
 	}
-	if skip.bits == nil {
-		s.part.SkipSingles(nil)
-		return
-	}
-	s.part.SkipSingles(func(es []extsort.Wide) {
-		for _, e := range es {
-			if skip.has(e.Doc) {
-				s.dropped++
-			}
-		}
-	})
 }
 
 // singles returns how many entries left out by skipSingles count: each is
@@ -119,7 +107,15 @@ func (s *entryStream) singles() int64 {
 	if s.part == nil {
 		return 0
 	}
-	return s.part.Singles() - s.dropped
+	return s.part.Singles() - s.part.SinglesIn()
+}
+
+// dropped returns how many entries skipSingles left out that do not count.
+func (s *entryStream) dropped() int64 {
+	if s.part == nil {
+		return 0
+	}
+	return s.part.SinglesIn()
 }
 
 func (s *entryStream) err() error {
@@ -347,7 +343,7 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 		return err
 	}
 	defer it.close()
-	skipped := docSet{skip, r.ref.n}
+	skipped := extsort.DocSet{Bits: skip, Base: r.ref.n}
 	if !keepSingles {
 		it.skipSingles(skipped)
 	}
@@ -382,7 +378,7 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 	}
 	for v, ok := it.next(); ok; v, ok = it.next() {
 		read++
-		if skip != nil && skipped.has(sketch.EntryDoc(v)) {
+		if skip != nil && skipped.Has(sketch.EntryDoc(v)) {
 			continue
 		}
 		if it.breaks() {
@@ -419,22 +415,8 @@ func (r *run) groupPart(ctx context.Context, p *candidatePart, skip []uint64) er
 	n := it.singles()
 	p.metrics.Entries += n
 	p.metrics.Buckets += n
-	r.bar.Add(n+it.dropped, 0)
+	r.bar.Add(n+it.dropped(), 0)
 	return nil
-}
-
-// docSet is a set of documents numbered from base on, one bit each
-// (skippedDocs).
-type docSet struct {
-	bits []uint64
-	base uint32
-}
-
-// has reports whether doc is in the set. A reference document's number
-// wraps past every other.
-func (s docSet) has(doc uint32) bool {
-	d := int(doc - s.base)
-	return d>>6 < len(s.bits) && s.bits[d>>6]>>(d&63)&1 != 0
 }
 
 // mergeCandidateMetrics returns the metrics of one Grouper that read the

@@ -440,10 +440,26 @@ type PartIterator struct {
 	fallbacks int // ranges handed to a WideSorter (for tests)
 	count     [2][1 << 12]int
 
-	skipSingles bool         // leave out the entries of keys held once
-	onSingles   func([]Wide) // given each range's left-out entries
-	singles     int64        // entries left out
-	filter      []uint64     // singleFilter's words, reused from range to range
+	skipSingles bool     // leave out the entries of keys held once
+	apart       DocSet   // documents whose left-out entries singlesIn counts
+	singles     int64    // entries left out
+	singlesIn   int64    // those of documents in apart
+	filter      []uint64 // singleFilter's words, reused from range to range
+}
+
+// DocSet is a set of documents, one bit each: document d is in it when bit
+// d − Base (the difference taken modulo 2³², so that documents numbered
+// below Base wrap past every other) of Bits is set. The zero DocSet is
+// empty.
+type DocSet struct {
+	Bits []uint64
+	Base uint32
+}
+
+// Has reports whether doc is in the set.
+func (s DocSet) Has(doc uint32) bool {
+	d := int(doc - s.Base)
+	return d>>6 < len(s.Bits) && s.Bits[d>>6]>>(d&63)&1 != 0
 }
 
 // SkipSingles makes the iterator leave out of what Next yields the entries
@@ -454,18 +470,22 @@ type PartIterator struct {
 // holds its key alone, and is left out. The others (those of shared keys,
 // and the few single ones sharing both slots) are
 // sorted and yielded as before, so Next yields every entry of every shared
-// key, by key, then document, and single ones only among them. fn, if not
-// nil, is given each range's left-out entries (in no particular order;
-// the slice is the iterator's, valid during the call) before Next yields
-// that range's first entry. Ranges too large to sort in memory (the
-// fallback) leave out nothing. Call it before the first Next.
-func (it *PartIterator) SkipSingles(fn func(singles []Wide)) {
-	it.skipSingles, it.onSingles = true, fn
+// key, by key, then document, and single ones only among them. The
+// entries left out whose document is in apart are counted by SinglesIn as
+// well (nothing is copied: they are counted as the filter leaves them
+// out). Ranges too large to sort in memory (the fallback) leave out
+// nothing. Call it before the first Next.
+func (it *PartIterator) SkipSingles(apart DocSet) {
+	it.skipSingles, it.apart = true, apart
 }
 
 // Singles returns how many entries the iterator left out so far
 // (SkipSingles).
 func (it *PartIterator) Singles() int64 { return it.singles }
+
+// SinglesIn returns how many of the entries left out so far are of
+// documents in SkipSingles's set.
+func (it *PartIterator) SinglesIn() int64 { return it.singlesIn }
 
 // Next returns the next entry, or false at the end or on error (see Err).
 func (it *PartIterator) Next() (Wide, bool) {
@@ -618,17 +638,15 @@ func (it *PartIterator) load(i int) error {
 			}
 		}
 		// The shared keys' entries to the front of a (in place for
-		// those decoded there: at most as far as the one read), the
-		// single ones to b, if asked for.
+		// those decoded there: at most as far as the one read); the
+		// single ones of documents in it.apart counted.
 		a, b := it.a[:n], it.b[:n]
-		k, m := 0, 0
+		k, in := 0, 0
 		for _, src := range srcs {
-			k, m = f.split(src, a, k, b, m, it.onSingles != nil)
-		}
-		if it.onSingles != nil {
-			it.onSingles(b[:m])
+			k, in = f.split(src, a, k, it.apart, in)
 		}
 		it.singles += int64(n - k)
+		it.singlesIn += int64(in)
 		countDigits(c, a[:k])
 		it.cur = it.sort([][]Wide{a[:k]}, k, a[:k], b[:k])
 	}
@@ -693,12 +711,12 @@ func (f *singleFilter) mark(es []Wide) {
 }
 
 // split copies the entries of es whose slots were all seen twice to dst
-// from index k on, and, if singles is true, the others to sg from m on; it
-// returns the new ends. dst may be es itself, or hold es further on: an
-// entry is written no further than where it is read.
-func (f *singleFilter) split(es, dst []Wide, k int, sg []Wide, m int, singles bool) (int, int) {
+// from index k on, and counts the others whose document is in apart from in
+// on; it returns the new end and count. dst may be es itself, or hold es
+// further on: an entry is written no further than where it is read.
+func (f *singleFilter) split(es, dst []Wide, k int, apart DocSet, in int) (int, int) {
 	w := f.f
-	if !singles {
+	if apart.Bits == nil {
 		for _, e := range es {
 			i, s := f.slots(e.Key)
 			if w[i+1]&s == s {
@@ -706,20 +724,19 @@ func (f *singleFilter) split(es, dst []Wide, k int, sg []Wide, m int, singles bo
 				k++
 			}
 		}
-		return k, m
+		return k, in
 	}
+	set := apart.Bits
 	for _, e := range es {
 		i, s := f.slots(e.Key)
-		shared := 0
 		if w[i+1]&s == s {
-			shared = 1
+			dst[k] = e
+			k++
+		} else if d := int(e.Doc - apart.Base); d>>6 < len(set) {
+			in += int(set[d>>6] >> (d & 63) & 1) // no branch on it: the set may hold any share
 		}
-		dst[k] = e
-		k += shared
-		sg[m] = e
-		m += 1 - shared
 	}
-	return k, m
+	return k, in
 }
 
 // countDigits counts the entries of es by the two digits PartIterator.sort

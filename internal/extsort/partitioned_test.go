@@ -407,32 +407,58 @@ func TestPartitionedSkipSingles(t *testing.T) {
 					count[e.Key]++
 				}
 				k := 1 + r.IntN(8)
+				// Documents whose left-out entries SinglesIn counts: about a
+				// third of them, numbered from a base (those below wrap).
+				var apart DocSet
+				apart.Base = uint32(r.IntN(10))
+				for _, e := range in {
+					if d := int(e.Doc - apart.Base); d >= 0 && d < 1<<20 && r.IntN(3) == 0 {
+						for d>>6 >= len(apart.Bits) {
+							apart.Bits = append(apart.Bits, 0)
+						}
+						apart.Bits[d>>6] |= 1 << (d & 63)
+					}
+				}
 				got := make([][]Wide, k)
-				left := make([][]Wide, k)
-				singles := make([]int64, k)
+				singles, singlesIn := make([]int64, k), make([]int64, k)
 				errs := make([]error, k)
 				var wg sync.WaitGroup
 				for j := range k {
 					wg.Go(func() {
 						it := s.Range(j*Partitions/k, (j+1)*Partitions/k)
-						it.SkipSingles(func(es []Wide) { left[j] = append(left[j], es...) })
+						it.SkipSingles(apart)
 						for e, ok := it.Next(); ok; e, ok = it.Next() {
 							got[j] = append(got[j], e)
 						}
 						errs[j] = errors.Join(it.Err(), it.Close())
-						singles[j] = it.Singles()
+						singles[j], singlesIn[j] = it.Singles(), it.SinglesIn()
 					})
 				}
 				wg.Wait()
 				if err := errors.Join(errs...); err != nil {
 					t.Fatal(err)
 				}
+				// What each piece left out: its ranges' entries but those
+				// it yielded.
 				var yielded, out []Wide
 				for j := range k {
 					yielded = append(yielded, got[j]...)
-					out = append(out, left[j]...)
-					if singles[j] != int64(len(left[j])) {
-						t.Errorf("piece %d: Singles %d, %d entries given", j, singles[j], len(left[j]))
+					var mine []Wide
+					for _, e := range in {
+						if top := int(e.Key >> 56); top >= j*Partitions/k && top < (j+1)*Partitions/k {
+							mine = append(mine, e)
+						}
+					}
+					left := minusWide(mine, got[j])
+					out = append(out, left...)
+					in := 0
+					for _, e := range left {
+						if apart.Has(e.Doc) {
+							in++
+						}
+					}
+					if singles[j] != int64(len(left)) || singlesIn[j] != int64(in) {
+						t.Errorf("piece %d: Singles %d, SinglesIn %d; %d entries left out, %d of them in the set", j, singles[j], singlesIn[j], len(left), in)
 					}
 				}
 				if !slices.IsSortedFunc(yielded, compareWide) {
@@ -541,7 +567,17 @@ func BenchmarkPartitionedRead(b *testing.B) {
 		name   string
 		budget int64
 	}{{"fits", 1 << 30}, {"spill", 64 << 20}} {
-		for _, name := range []string{"keep", "skip", "skipfn"} {
+		// A set of a third of the documents, as dedup's late copies.
+		var third DocSet
+		for _, e := range in {
+			if e.Doc%3 == 0 {
+				for int(e.Doc>>6) >= len(third.Bits) {
+					third.Bits = append(third.Bits, 0)
+				}
+				third.Bits[e.Doc>>6] |= 1 << (e.Doc & 63)
+			}
+		}
+		for _, name := range []string{"keep", "skip", "skipset"} {
 			b.Run(fmt.Sprintf("mem=%s/singles=%s", mem.name, name), func(b *testing.B) {
 				b.SetBytes(16 * n)
 				b.ReportAllocs()
@@ -557,12 +593,11 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					start := cpuTime(b)
 					b.StartTimer()
 					it := s.Range(0, Partitions)
-					var given int
 					switch name {
 					case "skip":
-						it.SkipSingles(nil)
-					case "skipfn":
-						it.SkipSingles(func(es []Wide) { given += len(es) })
+						it.SkipSingles(DocSet{})
+					case "skipset":
+						it.SkipSingles(third)
 					}
 					var last uint64
 					keys := it.Singles()
@@ -580,7 +615,7 @@ func BenchmarkPartitionedRead(b *testing.B) {
 					b.StopTimer()
 					cpu += cpuTime(b) - start
 					s.Close()
-					sink += uint64(keys + int64(given))
+					sink += uint64(keys + it.SinglesIn())
 					b.StartTimer()
 				}
 				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
@@ -758,8 +793,9 @@ func TestSingleFilter(t *testing.T) {
 	} {
 		f.f = make([]uint64, f.words)
 		f.mark(tc.es)
-		dst, sg := make([]Wide, len(tc.es)), make([]Wide, len(tc.es))
-		k, m := f.split(tc.es, dst, 0, sg, 0, true)
+		dst := make([]Wide, len(tc.es))
+		all := DocSet{Bits: []uint64{^uint64(0)}} // documents 0-63
+		k, m := f.split(tc.es, dst, 0, all, 0)
 		if k != tc.kept || m != len(tc.es)-tc.kept {
 			t.Errorf("%v: got %d kept, %d left out; want %d, %d", tc.es, k, m, tc.kept, len(tc.es)-tc.kept)
 		}
@@ -784,7 +820,7 @@ func TestSingleFilter(t *testing.T) {
 	f.f = make([]uint64, f.words)
 	f.mark(es)
 	dst := make([]Wide, len(es))
-	k, _ := f.split(es, dst, 0, nil, 0, false)
+	k, _ := f.split(es, dst, 0, DocSet{}, 0)
 	kept, single := 0, 0
 	for _, e := range dst[:k] {
 		if count[e.Key] == 1 {
@@ -805,4 +841,21 @@ func TestSingleFilter(t *testing.T) {
 	if share := float64(kept) / float64(single); share < 0.01 || share > 0.035 {
 		t.Errorf("%.4f of the single keys kept; want about 0.02", share)
 	}
+}
+
+// minusWide returns the entries of a that are not in b (a multiset
+// difference; b's entries are all in a), sorted (compareWide).
+func minusWide(a, b []Wide) []Wide {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.SortFunc(a, compareWide)
+	slices.SortFunc(b, compareWide)
+	var d []Wide
+	for _, e := range a {
+		if len(b) > 0 && b[0] == e {
+			b = b[1:]
+			continue
+		}
+		d = append(d, e)
+	}
+	return d
 }
