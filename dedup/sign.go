@@ -164,6 +164,9 @@ type signer struct {
 	// signAll: a copy the table already knows is signed all the same
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
+	// kss are sks as KeySigners when the signatures serve only for band
+	// keys (see forKeys in signCorpus), else nil.
+	kss [2]sketch.KeySigner
 	// Under the pass a document is decided and signed one call later
 	// (document): pend[ahead] is the one waiting, if any. Two sketchers take
 	// turns (sks, ths; par is the next one's), so that the one that hashed
@@ -362,7 +365,13 @@ func (w *signer) finish(out *signed, p *pending) {
 	}
 	sk := w.sks[p.par]
 	n := len(out.sigs)
-	sigs, empty := sk.Sign(out.sigs, p.text)
+	var sigs []uint64
+	var empty bool
+	if ks := w.kss[p.par]; ks != nil {
+		sigs, empty = ks.SignForKeys(out.sigs, p.text)
+	} else {
+		sigs, empty = sk.Sign(out.sigs, p.text)
+	}
 	// Only Sign moves the counts: the difference from the last reading
 	// is this signature's.
 	m := sk.Metrics()
@@ -512,6 +521,16 @@ func (r *run) signCorpus(ctx context.Context, stage string, inputs []string, bas
 			}
 			w.locate = input && r.texts != nil
 			w.signAll = r.sigOut != nil
+			// The input's signatures make band keys and nothing else when
+			// no signature file is written and pairs are verified exactly
+			// (verify signs the documents in pairs again for their
+			// estimates; reference documents' signatures are stored):
+			// only the slots the bands read are densified then.
+			if input && !stored && r.sigOut == nil && r.job.Verify == VerifyExact && !r.sketch.GroupsBySignature() {
+				for i, sk := range w.sks {
+					w.kss[i], _ = sk.(sketch.KeySigner)
+				}
+			}
 			return corpuspipe.Worker[signed]{Begin: w.begin, Document: w.document, Skip: w.skip}, nil
 		},
 		func(b *corpuspipe.Batch[signed]) error {

@@ -369,3 +369,157 @@ func TestDensifyLazyMatchesDefinition(t *testing.T) {
 		}
 	}
 }
+
+// TestDensifyFirstMatchesDefinition: under DensifyFirst(n), the first n
+// slots are referenceSlots' (the whole densification's) for every K, seed,
+// width and set size of TestDensifyMatchesDefinition's, n from 1 to K (and
+// past it: whole signatures); Rounds never exceed those of the whole
+// signature of the same set; and DensifyFirst(0) restores whole
+// signatures.
+func TestDensifyFirstMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 17))
+	for _, k := range []int{1, 3, 64, 100, 128} {
+		for _, c := range []struct {
+			seed uint64
+			bits int
+		}{{0, 64}, {0, 32}, {7, 8}} {
+			p := Params{K: k, Seed: c.seed, Bits: c.bits}
+			h := MustNewHasher(p)
+			mask := uint64(1)<<c.bits - 1
+			for _, n := range []int{1, 2, 5, 20, 33, 50, 200} {
+				for _, need := range []int{1, k / 2, 3 * k / 4, k - 1, k, k + 5} {
+					f := make([]uint64, n)
+					for i := range f {
+						f[i] = r.Uint64()
+					}
+					want := referenceSlots(p, f)
+					for i := range want {
+						want[i] &= mask
+					}
+					m0 := h.Metrics()
+					h.Sign(nil, f)
+					whole := h.Metrics().Rounds - m0.Rounds
+					h.DensifyFirst(need)
+					m0 = h.Metrics()
+					got := p.AppendSlots(nil, h.Sign(nil, f))
+					first := h.Metrics().Rounds - m0.Rounds
+					h.DensifyFirst(0)
+					upto := min(max(need, 0), k)
+					if !slices.Equal(got[:upto], want[:upto]) {
+						t.Fatalf("K=%d seed=%d bits=%d n=%d first %d: the first slots differ from the definition", k, c.seed, c.bits, n, need)
+					}
+					if first > whole {
+						t.Fatalf("K=%d n=%d first %d: %d rounds, more than the whole signature's %d", k, n, need, first, whole)
+					}
+					if need >= k && first != whole {
+						t.Fatalf("K=%d n=%d first %d: %d rounds; the whole signature takes %d", k, n, need, first, whole)
+					}
+					if again := p.AppendSlots(nil, h.Sign(nil, f)); !slices.Equal(again, want) {
+						t.Fatalf("K=%d n=%d: DensifyFirst(0) did not restore the whole signature", k, n)
+					}
+				}
+			}
+		}
+	}
+}
+
+// densifyFirstRounds is the distribution of the rounds R that densification
+// runs until m given bins of K (the first m) are filled, for sets of n
+// distinct features under ideal hashing, as newDensifyTheory's for m = K:
+// a ball lands in one of the m bins with probability m/K, uniformly among
+// them, so the chain on how many of them are occupied moves up with
+// probability (m − j)/K. Returns E[R] and Var R (rounds below K; the tail
+// past K is below 10^-6 for the n tested).
+func densifyFirstRounds(k, n, m int) (mean, variance float64) {
+	occ := make([]float64, m+1)
+	occ[0] = 1
+	next := make([]float64, m+1)
+	throw := func() {
+		for j := range next {
+			next[j] = occ[j] * float64(k-m+j) / float64(k)
+			if j > 0 {
+				next[j] += occ[j-1] * float64(m-j+1) / float64(k)
+			}
+		}
+		occ, next = next, occ
+	}
+	for range n {
+		throw()
+	}
+	var probs []float64
+	covered := occ[m]
+	probs = append(probs, covered)
+	for t := 1; t < k; t++ {
+		for range n {
+			throw()
+		}
+		probs = append(probs, occ[m]-covered)
+		covered = occ[m]
+	}
+	for t, pt := range probs {
+		mean += pt * float64(t)
+	}
+	for t, pt := range probs {
+		d := float64(t) - mean
+		variance += pt * d * d
+	}
+	return mean, variance
+}
+
+// TestDensifyFirstRoundsMatchTheory measures the rounds of DensifyFirst(96)
+// at K = 128 (16 bands of 6 rows, the default banding) on random sets of n
+// distinct features against densifyFirstRounds, within z = 4.5 standard
+// errors of the mean (as TestDensifyRoundsMatchTheory), and checks the
+// theory itself: at m = K it is newDensifyTheory's E[R], and it saves what
+// the coupon collector says, K·(H_K − H_m)/n rounds or so (within one
+// round: R is T/n rounded).
+func TestDensifyFirstRoundsMatchTheory(t *testing.T) {
+	const z, need = 4.5, 96
+	sets := 20000
+	if testing.Short() {
+		sets = 4000
+	}
+	for _, n := range []int{20, 33, 50} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			whole := newDensifyTheory(128, n)
+			if m, _ := densifyFirstRounds(128, n, 128); math.Abs(m-whole.rMean) > 1e-9 {
+				t.Fatalf("theory: E[R] for all 128 bins %v; newDensifyTheory says %v", m, whole.rMean)
+			}
+			mean, variance := densifyFirstRounds(128, n, need)
+			hk, hm := 0.0, 0.0
+			for i := 1; i <= 128; i++ {
+				hk += 1 / float64(i)
+				if i <= need {
+					hm += 1 / float64(i)
+				}
+			}
+			if saved, coupon := whole.rMean-mean, 128*(hk-hm)/float64(n); math.Abs(saved-coupon) > 1 {
+				t.Errorf("theory: %.3f rounds saved; the coupon collector says about %.3f", saved, coupon)
+			}
+			h := MustNewHasher(Params{K: 128})
+			h.DensifyFirst(need)
+			r := rand.New(rand.NewPCG(31, uint64(n)))
+			f := make([]uint64, n)
+			var sig Signature
+			var sumR, sumR2 float64
+			for range sets {
+				for i := range f {
+					f[i] = r.Uint64()
+				}
+				m0 := h.Metrics()
+				sig = h.Sign(sig[:0], f)
+				rounds := float64(h.Metrics().Rounds - m0.Rounds)
+				sumR += rounds
+				sumR2 += rounds * rounds
+			}
+			N := float64(sets)
+			got := sumR / N
+			se := math.Sqrt(variance / N)
+			if d := math.Abs(got - mean); d > z*se {
+				t.Errorf("mean rounds %.4f; want %.4f ± %.4f (%.1f SE)", got, mean, z*se, z)
+			}
+			t.Logf("%d sets: rounds %.3f (theory %.3f, sd %.2f); whole signatures %.3f: %.1f %% fewer",
+				sets, got, mean, math.Sqrt(variance), whole.rMean, 100*(1-mean/whole.rMean))
+		})
+	}
+}

@@ -55,6 +55,7 @@ type Hasher struct {
 	feats []uint64
 	lazy  bool
 	rmax  int
+	need  int // bins densification must fill, from the first (DensifyFirst); 0: all
 
 	// OnePermutation: a feature f goes to bin binOf(f·mult) with value f·mult.
 	mult  uint64
@@ -297,18 +298,22 @@ func (h *Hasher) roundBin(f, m uint64, r int) (bin, key uint64) {
 func (h *Hasher) rehash(feats []uint64) {
 	keys := h.keys
 	copy(keys, h.mins)
+	k := len(keys)
+	need := k // the bins that must be filled: keys[:need]
+	if h.need > 0 {
+		need = min(h.need, k)
+	}
 	r := 0
 	if h.shift != 0 {
-		r = rehashPow2(keys, feats, h.mults)
+		r = rehashPow2(keys, feats, h.mults, need)
 	}
 	if r == 0 {
 		// K not a power of two, or rounds 1..K−1 left a bin empty (a set
 		// of a few features): the general rounds, from where they stopped.
-		k := len(keys)
 		if h.shift != 0 {
 			r = k - 1
 		}
-		for c := 0; c < k; {
+		for c := 0; c < need; {
 			r++
 			m := h.roundMult(r)
 			for _, f := range feats {
@@ -316,7 +321,7 @@ func (h *Hasher) rehash(feats []uint64) {
 					keys[b] = key
 				}
 			}
-			for c < k && keys[c] != empty {
+			for c < need && keys[c] != empty {
 				c++
 			}
 		}
@@ -324,17 +329,31 @@ func (h *Hasher) rehash(feats []uint64) {
 	h.metrics.Rounds += int64(r)
 }
 
+// DensifyFirst makes the signatures that follow (one-permutation MinHash)
+// densify only bins 0 to n−1: the rounds stop once those are filled, so
+// the signature's first n slots are those of the whole densification (a
+// bin's key is final once a round reaches it, keys growing with the round)
+// and the others are unspecified. It is for a caller that reads the first
+// n slots only, such as the band keys of b bands of r rows (lsh.Params
+// reads slots 0 to b·r−1) of a run that verifies its pairs exactly and
+// never looks at the signature again: filling the last empty bins is the
+// coupon collector's tail, and at 20–50 features, K = 128, about 5.7 % of
+// the rounds go to bins 96–127 after bins 0–95 are full. n ≤ 0 or n ≥ K
+// restores whole signatures (the default). It changes no signature of a
+// set that left no bin empty, nor the metrics but Rounds.
+func (h *Hasher) DensifyFirst(n int) { h.need = max(n, 0) }
+
 // rehashPow2 runs the densification rounds r = 1..K−1 for K = len(keys) a
-// power of two, until no key is all ones, and returns the last round run, or
-// 0 if a key is still all ones after round K−1.
-func rehashPow2(keys, feats, mults []uint64) int {
+// power of two, until none of keys[:need] is all ones, and returns the last
+// round run, or 0 if one still is after round K−1.
+func rehashPow2(keys, feats, mults []uint64, need int) int {
 	c := 0 // keys[:c] are set
 	for r := 1; r < len(mults); r++ {
 		rehashRound(keys, feats, mults[r], uint64(r)<<roundShift)
-		for c < len(keys) && keys[c] != empty {
+		for c < need && keys[c] != empty {
 			c++
 		}
-		if c == len(keys) {
+		if c == need {
 			return r
 		}
 	}

@@ -113,3 +113,83 @@ func TestSimHashIsNoFeatureSigner(t *testing.T) {
 		t.Fatal("the SimHash Sketcher is a FeatureSigner")
 	}
 }
+
+// TestSignForKeysIsSignForKeys: a MinHash Sketcher's SignForKeys gives the
+// band keys (AppendKeys, AppendBucketKeys) of Sign's signature and says
+// empty alike, for every scheme, K, width and banding (multi-probe too),
+// for texts from none to a thousand features, interleaved with Sign and
+// SignFeatures on the same Sketcher (which must still give whole
+// signatures); and over the short texts it densifies fewer rounds
+// (Metrics.Rounds) than Sign.
+func TestSignForKeysIsSignForKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 2))
+	params := []minhash.Params{{}, {K: 100, Seed: 5}, {K: 64, Scheme: minhash.KHash, Bits: 16, Seed: 9}, {K: 256, Bits: 8, Seed: 3}, {K: 16, Bits: 64}}
+	for _, p := range params {
+		p.EnsureDefaults()
+		for _, probe := range []int{0, 1} {
+			bands := bandsFor(t, p)
+			bands.Probe = probe
+			c := Config{Spec: mustSpec(t, "word:5"), Params: p, Bands: bands}
+			sk, err := c.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			k, err := sk.NewSketcher()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ks, ok := k.(KeySigner)
+			if !ok {
+				t.Fatalf("%v: the MinHash Sketcher is no KeySigner", p)
+			}
+			fs := k.(FeatureSigner)
+			sh, err := shingle.New(c.Spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var whole, part, keys, wantKeys, feats, again []uint64
+			var roundsWhole, roundsPart int64
+			for i := range 300 {
+				n := []int{0, 1, 3, 6, 20, 40, 200, 1000}[i%8]
+				text := []byte(randomText(rng, n, 1+rng.IntN(2*n+1)))
+				m0 := k.Metrics().Rounds
+				var wantEmpty, gotEmpty bool
+				whole, wantEmpty = k.Sign(whole[:0], text)
+				m1 := k.Metrics().Rounds
+				part, gotEmpty = ks.SignForKeys(part[:0], text)
+				m2 := k.Metrics().Rounds
+				if gotEmpty != wantEmpty {
+					t.Fatalf("%v, %d words: SignForKeys says empty %v, Sign %v", p, n, gotEmpty, wantEmpty)
+				}
+				if len(part) != len(whole) {
+					t.Fatalf("%v, %d words: SignForKeys appended %d words, Sign %d", p, n, len(part), len(whole))
+				}
+				if !wantEmpty {
+					wantKeys = k.AppendKeys(wantKeys[:0], whole)
+					if keys = k.AppendKeys(keys[:0], part); !slices.Equal(keys, wantKeys) {
+						t.Fatalf("%v probe %d, %d words: the keys of SignForKeys differ from Sign's", p, probe, n)
+					}
+					wantKeys = k.AppendBucketKeys(wantKeys[:0], whole)
+					if keys = k.AppendBucketKeys(keys[:0], part); !slices.Equal(keys, wantKeys) {
+						t.Fatalf("%v probe %d, %d words: the bucket keys of SignForKeys differ from Sign's", p, probe, n)
+					}
+				}
+				// The Sketcher signs whole signatures again after it.
+				feats = sh.AppendFeatures(feats[:0], text)
+				if again, _ = fs.SignFeatures(again[:0], feats); !slices.Equal(again, whole) {
+					t.Fatalf("%v, %d words: SignFeatures after SignForKeys differs from Sign", p, n)
+				}
+				if again, _ = k.Sign(again[:0], text); !slices.Equal(again, whole) {
+					t.Fatalf("%v, %d words: Sign after SignForKeys differs", p, n)
+				}
+				if n >= 20 && n <= 40 {
+					roundsWhole += m1 - m0
+					roundsPart += m2 - m1
+				}
+			}
+			if p.Scheme == minhash.OnePermutation && bands.Bands*bands.Rows < p.K && roundsPart >= roundsWhole {
+				t.Errorf("%v: SignForKeys ran %d rounds on the short texts, Sign %d; want fewer", p, roundsPart, roundsWhole)
+			}
+		}
+	}
+}

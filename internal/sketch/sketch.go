@@ -274,6 +274,19 @@ type FeatureSigner interface {
 	SignFeatures(dst, features []uint64) (sig []uint64, empty bool)
 }
 
+// KeySigner is implemented by the Sketchers that can sign a text for its
+// bucket keys alone, for less than a whole signature (MinHash's: only the
+// bins its bands read are densified, minhash.Hasher.DensifyFirst).
+// SignForKeys is Sign, but of the signature it appends only what
+// AppendKeys and AppendBucketKeys read is defined: the keys are those of
+// Sign's signature, the other slots unspecified. A driver that bands a
+// signature and never stores, writes or estimates from it (dedup's sign
+// stage under exact verification, which signs the documents in pairs again
+// for their estimates) calls it instead of Sign.
+type KeySigner interface {
+	SignForKeys(dst []uint64, text []byte) (sig []uint64, empty bool)
+}
+
 // Config chooses and parameterises a sketch, as plain data (it round-trips
 // through encoding/json, a keyed Spec's key included, so a distributed
 // driver can ship it to its workers; SimHash's TF-IDF weights excepted, see
@@ -526,6 +539,7 @@ var (
 	_ Sketcher      = (*minHashSketcher)(nil)
 	_ TextHasher    = (*minHashSketcher)(nil)
 	_ FeatureSigner = (*minHashSketcher)(nil)
+	_ KeySigner     = (*minHashSketcher)(nil)
 )
 
 func (k *minHashSketcher) TextHash(text []byte) (hi, lo uint64, empty bool) {
@@ -538,6 +552,15 @@ func (k *minHashSketcher) TextHashHeld(text []byte) (hi, lo uint64, empty bool) 
 
 func (k *minHashSketcher) Sign(dst []uint64, text []byte) ([]uint64, bool) {
 	sig := k.h.SignText(dst, k.sh, text)
+	return sig, k.h.Empty()
+}
+
+// SignForKeys is Sign with only the slots the bands read (the first
+// Bands·Rows) densified.
+func (k *minHashSketcher) SignForKeys(dst []uint64, text []byte) ([]uint64, bool) {
+	k.h.DensifyFirst(k.m.bands.Bands * k.m.bands.Rows)
+	sig := k.h.SignText(dst, k.sh, text)
+	k.h.DensifyFirst(0)
 	return sig, k.h.Empty()
 }
 
