@@ -371,7 +371,7 @@ func TestDensifyLazyMatchesDefinition(t *testing.T) {
 }
 
 // TestDensifyFirstMatchesDefinition: under DensifyFirst(n), the first n
-// slots are referenceSlots' (the whole densification's) for every K, seed,
+// slots are referenceSlots' (the whole densification's) and the others zero, for every K, seed,
 // width and set size of TestDensifyMatchesDefinition's, n from 1 to K (and
 // past it: whole signatures); Rounds never exceed those of the whole
 // signature of the same set; and DensifyFirst(0) restores whole
@@ -404,9 +404,15 @@ func TestDensifyFirstMatchesDefinition(t *testing.T) {
 					got := p.AppendSlots(nil, h.Sign(nil, f))
 					first := h.Metrics().Rounds - m0.Rounds
 					h.DensifyFirst(0)
-					upto := min(max(need, 0), k)
+					upto := need // the slots defined: all for need ≤ 0 (whole signatures)
+					if need <= 0 || need > k {
+						upto = k
+					}
 					if !slices.Equal(got[:upto], want[:upto]) {
 						t.Fatalf("K=%d seed=%d bits=%d n=%d first %d: the first slots differ from the definition", k, c.seed, c.bits, n, need)
+					}
+					if slices.ContainsFunc(got[upto:], func(v uint64) bool { return v != 0 }) {
+						t.Fatalf("K=%d seed=%d bits=%d n=%d first %d: a slot past the first is not zero", k, c.seed, c.bits, n, need)
 					}
 					if first > whole {
 						t.Fatalf("K=%d n=%d first %d: %d rounds, more than the whole signature's %d", k, n, need, first, whole)

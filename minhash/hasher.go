@@ -330,17 +330,17 @@ func (h *Hasher) rehash(feats []uint64) {
 }
 
 // DensifyFirst makes the signatures that follow (one-permutation MinHash)
-// densify only bins 0 to n−1: the rounds stop once those are filled, so
-// the signature's first n slots are those of the whole densification (a
-// bin's key is final once a round reaches it, keys growing with the round)
-// and the others are unspecified. It is for a caller that reads the first
-// n slots only, such as the band keys of b bands of r rows (lsh.Params
-// reads slots 0 to b·r−1) of a run that verifies its pairs exactly and
-// never looks at the signature again: filling the last empty bins is the
-// coupon collector's tail, and at 20–50 features, K = 128, about 5.7 % of
-// the rounds go to bins 96–127 after bins 0–95 are full. n ≤ 0 or n ≥ K
-// restores whole signatures (the default). It changes no signature of a
-// set that left no bin empty, nor the metrics but Rounds.
+// compute only slots 0 to n−1, and densify only their bins: the rounds stop
+// once those are filled, so the first n slots are those of the whole
+// signature (a bin's key is final once a round reaches it, keys growing
+// with the round), and the others are zero. It is for a caller that reads
+// the first n slots only, such as the band keys of b bands of r rows
+// (lsh.Params reads slots 0 to b·r−1) of a run that verifies its pairs
+// exactly and never looks at the signature again: filling the last empty
+// bins is the coupon collector's tail (at 20–50 features, K = 128, about
+// 5.7 % of the rounds go to bins 96–127 after bins 0–95 are full), and
+// each slot is a mix of its bin's value. n ≤ 0 or n ≥ K restores whole
+// signatures (the default). It changes none of the metrics but Rounds.
 func (h *Hasher) DensifyFirst(n int) { h.need = max(n, 0) }
 
 // rehashPow2 runs the densification rounds r = 1..K−1 for K = len(keys) a
@@ -505,10 +505,15 @@ func (h *Hasher) AppendSignature(dst Signature) Signature {
 		// truncated slots of two fixed features agree far more or less often
 		// than 2^-Bits. (Where no bin was empty, keys may hold another set's
 		// values; they are not read.)
-		if h.p.Bits == 32 {
-			return appendSlots32(dst, h.mins, h.keys)
+		fin := len(h.mins) // the slots computed (DensifyFirst); the others are zero
+		if h.need > 0 {
+			fin = min(h.need, fin)
 		}
-		finish(h.fill, h.mins, h.keys)
+		if h.p.Bits == 32 {
+			return appendSlots32(dst, h.mins, h.keys, fin)
+		}
+		finish(h.fill, h.mins[:fin], h.keys)
+		clear(h.fill[fin:len(h.mins)])
 		slots = h.fill
 	} else if h.mins[0] == empty {
 		h.metrics.EmptySets++
@@ -532,20 +537,22 @@ func finish(fill, mins, keys []uint64) {
 
 // appendSlots32 appends the slots of finish truncated to 32 bits and packed
 // two a word (the default width), in one pass: pack over finish's output
-// stores and loads every slot once more.
-func appendSlots32(dst Signature, mins, keys []uint64) Signature {
+// stores and loads every slot once more. Only the first fin slots are
+// computed; the others are zero (DensifyFirst).
+func appendSlots32(dst Signature, mins, keys []uint64, fin int) Signature {
 	words := (len(mins) + 1) / 2
 	n := len(dst)
 	dst = slices.Grow(dst, words)[:n+words]
 	out := dst[n:]
-	slots32(out, mins, keys)
-	if len(mins)%2 == 1 {
-		v := mins[len(mins)-1]
+	slots32(out, mins[:fin&^1], keys)
+	if fin%2 == 1 {
+		v := mins[fin-1]
 		if v == empty {
-			v = keys[len(mins)-1]
+			v = keys[fin-1]
 		}
-		out[words-1] = fmix64(v) & 0xffffffff
+		out[fin/2] = fmix64(v) & 0xffffffff
 	}
+	clear(out[(fin+1)/2:])
 	return dst
 }
 
