@@ -297,12 +297,14 @@ func (h *Hasher) roundBin(f, m uint64, r int) (bin, key uint64) {
 // 750 checks).
 func (h *Hasher) rehash(feats []uint64) {
 	keys := h.keys
-	copy(keys, h.mins)
 	k := len(keys)
 	need := k // the bins that must be filled: keys[:need]
 	if h.need > 0 {
 		need = min(h.need, k)
 	}
+	// Past need the keys are neither tested nor read: the rounds' updates
+	// of those bins compare with whatever they hold.
+	copy(keys[:need], h.mins)
 	r := 0
 	if h.shift != 0 {
 		r = rehashPow2(keys, feats, h.mults, need)
