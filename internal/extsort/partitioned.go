@@ -24,21 +24,24 @@ const Partitions = 256
 // stay in memory while the entries fit in the budget; past it, the range
 // holding the most memory is spilled: its entries, and from then on every
 // entry added to it, are appended in arrival order to one shared spill file
-// (segments of up to partMaxBlock entries, staged in a block of the range). So no
+// (segments of up to partMaxBlock words, staged in a block of the range). So no
 // entry is sorted while adding, none is written more than once, and none
 // read back more than once; most keys being unique, a k-way merge of sorted
-// runs compared each entry log2(runs) times for nothing.
+// runs compared each entry log2(runs) times for nothing. Entries are held,
+// in memory and in the spill file alike, in words of 8 bytes, mostly (the
+// key's low 7 bytes and the difference from the range's document before;
+// see wordEscape), twice as many in the budget as 16-byte Wide entries.
 //
 // Reading (Range) loads a range whole (its blocks in memory, or its
-// segments decoded), sorts it by key, then document (a stable LSD radix
+// segments read back), decodes it, sorts it by key, then document (a stable LSD radix
 // sort on the key's bits 32 to 55, then a sort of each run of entries equal
 // in the high 32 bits, which for random keys is of one entry or two), and
 // yields it. A range too large to sort within the reading share of the
 // budget falls back to a WideSorter of its own (skew: one key shared by
 // millions of entries, or a tiny budget).
 //
-// Add stages each range's last entries, up to a cache line of them
-// (lineEntries), and stores them in the range's block a line at once;
+// Add stages each range's last words, up to a cache line of them
+// (lineWords), and stores them in the range's block a line at once;
 // Range, Runs and SpilledBytes first move those still staged to their
 // ranges, which may spill.
 //
