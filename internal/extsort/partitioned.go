@@ -790,7 +790,7 @@ func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
 		p[1] |= p[0] & m
 		p[0] |= m
 		if v>>56 == wordEscape {
-			i++
+			i++ // past its document word (a branch: an i computed from v would make each load wait for the one before)
 		}
 	}
 	return i > len(ws)
@@ -841,26 +841,20 @@ func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, 
 	}
 	w, set, top := f.f, apart.Bits, d.top
 	prev := d.prev
+	var bad uint64 // the documents or'ed: past 32 bits if one is out of range
 	for i := 0; i < len(ws); i++ {
 		v := ws[i]
 		key := top | v&keyMask
-		var doc int64
-		if z := v >> 56; z != wordEscape { // most
-			doc = prev + (int64(z>>1) ^ -int64(z&1))
-			if uint64(doc) > maxDoc {
-				return k, in, errRunVarint
-			}
-		} else {
+		doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
+		if v>>56 == wordEscape {
 			if i++; i == len(ws) {
 				d.esc, d.key = true, key
 				break
 			}
-			if ws[i] > maxDoc {
-				return k, in, errRunVarint
-			}
 			doc = int64(ws[i])
 			d.escapes++
 		}
+		bad |= uint64(doc)
 		prev = doc
 		j, s := f.slots(key)
 		if w[j+1]&s == s {
@@ -871,6 +865,9 @@ func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, 
 		}
 	}
 	d.prev = prev
+	if bad > maxDoc {
+		return k, in, errRunVarint
+	}
 	return k, in, nil
 }
 
