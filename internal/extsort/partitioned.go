@@ -778,14 +778,15 @@ func (f *singleFilter) mark(es []Wide) {
 // document words: the first of ws if skip (ws follows an escape); it
 // returns whether the word after ws is one.
 func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
-	w := f.f
+	w, shift := f.f, f.shift // shift in a local: the stores to w could alias f
 	i := 0
 	if skip {
 		i = 1
 	}
 	for ; i < len(ws); i++ {
 		v := ws[i]
-		j, m := f.slots(top | v&keyMask)
+		h := (top | v&keyMask) * 0x9e3779b97f4a7c15 // slots
+		j, m := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
 		p := (*[2]uint64)(w[j : j+2])
 		p[1] |= p[0] & m
 		p[0] |= m
@@ -839,29 +840,57 @@ func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, 
 		k, in = f.split(e, dst, k, apart, in)
 		ws = ws[1:]
 	}
-	w, set, top := f.f, apart.Bits, d.top
+	// Two loops, without and with a set, and the filter's shift in a
+	// local: fewer live values, none of them reloaded an entry (the
+	// stores to dst could alias f).
+	w, set, base, top, shift := f.f, apart.Bits, apart.Base, d.top, f.shift
 	prev := d.prev
 	var bad uint64 // the documents or'ed: past 32 bits if one is out of range
-	for i := 0; i < len(ws); i++ {
-		v := ws[i]
-		key := top | v&keyMask
-		doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
-		if v>>56 == wordEscape {
-			if i++; i == len(ws) {
-				d.esc, d.key = true, key
-				break
+	if set == nil {
+		for i := 0; i < len(ws); i++ {
+			v := ws[i]
+			doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
+			if v>>56 == wordEscape {
+				if i++; i == len(ws) {
+					d.esc, d.key = true, top|v&keyMask
+					break
+				}
+				doc = int64(ws[i])
+				d.escapes++
 			}
-			doc = int64(ws[i])
-			d.escapes++
+			bad |= uint64(doc)
+			prev = doc
+			key := top | v&keyMask
+			h := key * 0x9e3779b97f4a7c15
+			j, s := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
+			if w[j+1]&s == s {
+				dst[k] = Wide{Key: key, Doc: uint32(doc)}
+				k++
+			}
 		}
-		bad |= uint64(doc)
-		prev = doc
-		j, s := f.slots(key)
-		if w[j+1]&s == s {
-			dst[k] = Wide{Key: key, Doc: uint32(doc)}
-			k++
-		} else if x := int(uint32(doc) - apart.Base); x>>6 < len(set) {
-			in += int(set[x>>6] >> (x & 63) & 1) // no branch on it: the set may hold any share
+	} else {
+		for i := 0; i < len(ws); i++ {
+			v := ws[i]
+			doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
+			if v>>56 == wordEscape {
+				if i++; i == len(ws) {
+					d.esc, d.key = true, top|v&keyMask
+					break
+				}
+				doc = int64(ws[i])
+				d.escapes++
+			}
+			bad |= uint64(doc)
+			prev = doc
+			key := top | v&keyMask
+			h := key * 0x9e3779b97f4a7c15
+			j, s := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
+			if w[j+1]&s == s {
+				dst[k] = Wide{Key: key, Doc: uint32(doc)}
+				k++
+			} else if x := int(uint32(doc) - base); x>>6 < len(set) {
+				in += int(set[x>>6] >> (x & 63) & 1) // no branch on it: the set may hold any share
+			}
 		}
 	}
 	d.prev = prev
