@@ -33,11 +33,11 @@ import (
 // Not safe for concurrent use: only Add (through full and spillPart) uses
 // it.
 type blockPool struct {
-	slabLen int        // entries in a new slab
-	slab    []Wide     // the current slab's rest, not yet carved
-	free    [][][]Wide // freed blocks of 1<<i entries, by i
-	slabs   int        // slabs allocated (for tests)
-	carved  int64      // entries carved from slabs (for tests)
+	slabLen int          // words in a new slab
+	slab    []uint64     // the current slab's rest, not yet carved
+	free    [][][]uint64 // freed blocks of 1<<i words, by i
+	slabs   int          // slabs allocated (for tests)
+	carved  int64        // words carved from slabs (for tests)
 }
 
 // slab sizes in bytes: up to slabMax, a budget's 1/16 at least
@@ -55,10 +55,10 @@ func newBlockPool(hold int64) blockPool {
 	for b < slabMax && b < hold/16 {
 		b *= 2
 	}
-	return blockPool{slabLen: int(b / 16)}
+	return blockPool{slabLen: int(b / 8)}
 }
 
-// class returns the free list index of a block of n entries: n's log2 if
+// class returns the free list index of a block of n words: n's log2 if
 // it is a power of two, else −1 (such blocks, a small budget's staging
 // ones, are not reused).
 func class(n int) int {
@@ -70,7 +70,7 @@ func class(n int) int {
 
 // get returns an empty block of capacity n (at most slabLen): a freed one
 // of that size, or a new one carved from the current slab.
-func (a *blockPool) get(n int) []Wide {
+func (a *blockPool) get(n int) []uint64 {
 	if c := class(n); c >= 0 && c < len(a.free) && len(a.free[c]) > 0 {
 		l := a.free[c]
 		b := l[len(l)-1]
@@ -87,7 +87,7 @@ func (a *blockPool) get(n int) []Wide {
 			a.put(r[:0:m])
 			r = r[m:]
 		}
-		a.slab = make([]Wide, max(a.slabLen, n))
+		a.slab = make([]uint64, max(a.slabLen, n))
 		a.slabs++
 	}
 	b := a.slab[:0:n]
@@ -97,7 +97,7 @@ func (a *blockPool) get(n int) []Wide {
 }
 
 // put takes back a block no longer used, for get to give out again.
-func (a *blockPool) put(b []Wide) {
+func (a *blockPool) put(b []uint64) {
 	c := class(cap(b))
 	if c < 0 {
 		return

@@ -15,14 +15,14 @@ func TestBlockPool(t *testing.T) {
 	for _, hold := range []int64{1 << 20, 64 << 20, 4 << 30} {
 		t.Run(fmt.Sprintf("hold=%d", hold), func(t *testing.T) {
 			a := newBlockPool(hold)
-			if got := int64(16 * a.slabLen); got < slabMin || got > slabMax || (got < slabMax && got < hold/16) {
+			if got := int64(8 * a.slabLen); got < slabMin || got > slabMax || (got < slabMax && got < hold/16) {
 				t.Fatalf("slab of %d bytes for a hold of %d", got, hold)
 			}
 			r := rand.New(rand.NewPCG(1, uint64(hold)))
 			type span struct{ lo, hi uintptr }
 			inUse := map[uintptr]span{}
-			addr := func(b []Wide) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b[:1]))) }
-			var held [][]Wide
+			addr := func(b []uint64) uintptr { return uintptr(unsafe.Pointer(unsafe.SliceData(b[:1]))) }
+			var held [][]uint64
 			for range 3000 {
 				if len(held) > 0 && r.IntN(3) == 0 {
 					i := r.IntN(len(held))
@@ -38,7 +38,7 @@ func TestBlockPool(t *testing.T) {
 						continue // not reused: a new one was given, and dropped
 					}
 					held = append(held, b)
-					inUse[addr(b)] = span{addr(b), addr(b) + uintptr(16*cap(b))}
+					inUse[addr(b)] = span{addr(b), addr(b) + uintptr(8*cap(b))}
 					continue
 				}
 				n := partMinBlock << r.IntN(9)
@@ -49,13 +49,13 @@ func TestBlockPool(t *testing.T) {
 				if len(b) != 0 || cap(b) != n {
 					t.Fatalf("get(%d): len %d, cap %d", n, len(b), cap(b))
 				}
-				s := span{addr(b), addr(b) + uintptr(16*n)}
+				s := span{addr(b), addr(b) + uintptr(8*n)}
 				for _, o := range inUse {
 					if s.lo < o.hi && o.lo < s.hi {
 						t.Fatalf("block [%#x, %#x) overlaps [%#x, %#x)", s.lo, s.hi, o.lo, o.hi)
 					}
 				}
-				b = append(b, Wide{Key: uint64(n)}) // written: it is memory of its own
+				b = append(b, uint64(n)) // written: it is memory of its own
 				inUse[s.lo] = s
 				held = append(held, b)
 			}
@@ -73,7 +73,7 @@ func TestBlockPool(t *testing.T) {
 				use += cap(b)
 			}
 			if int64(use+free) > int64(a.slabs)*int64(a.slabLen) {
-				t.Errorf("%d entries held and %d free from %d slabs of %d", use, free, a.slabs, a.slabLen)
+				t.Errorf("%d words held and %d free from %d slabs of %d", use, free, a.slabs, a.slabLen)
 			}
 		})
 	}
@@ -94,11 +94,11 @@ func TestPartitionedPoolWithinBudget(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			slabs := int64(s.pool.slabs) * int64(16*s.pool.slabLen)
-			if limit := s.hold + int64(16*s.pool.slabLen) + 16<<20; slabs > limit {
-				t.Errorf("%d slabs of %d bytes for %d bytes of blocks; want at most %d", s.pool.slabs, 16*s.pool.slabLen, s.hold, limit)
+			slabs := int64(s.pool.slabs) * int64(8*s.pool.slabLen)
+			if limit := s.hold + int64(8*s.pool.slabLen) + 16<<20; slabs > limit {
+				t.Errorf("%d slabs of %d bytes for %d bytes of blocks; want at most %d", s.pool.slabs, 8*s.pool.slabLen, s.hold, limit)
 			}
-			if 16<<21 < budget/2 != (s.Runs() == 0) {
+			if 8<<21 < budget/2 != (s.Runs() == 0) { // a word an entry: 16 a document, in order
 				t.Errorf("%d ranges spilled at a budget of %d", s.Runs(), budget)
 			}
 		})
@@ -118,7 +118,7 @@ func minorFaults(b *testing.B) int64 {
 // holds them all (the larger budget's case) or spills (16 MiB): Add's
 // scatter into the ranges' blocks, the blocks' first touch (faults/op, the
 // process's minor page faults) and, spilling, the segments' writes.
-// SetBytes counts the 16 bytes an entry is given as.
+// SetBytes counts the 16 bytes an entry is given as (two words).
 func BenchmarkPartitionedAdd(b *testing.B) {
 	const n = 1 << 22
 	words := wideWords(n)

@@ -1,8 +1,10 @@
 package extsort
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -12,7 +14,10 @@ import (
 // same), about 4 % of them in keys shared by 2–3 entries (5M short
 // documents' ranges hold 290k, 4 % in shared keys). kept/op is the share
 // of the single keys' entries the filter kept (took for shared ones);
-// cpu-ns/entry is the process's user + sys time an entry.
+// cpu-ns/entry is the process's user + sys time an entry. form=wide reads
+// them as Wide (mark, split); form=words as the words a Partitioned store
+// holds them in, in document order (markWords, splitWords: the documents
+// decoded as they are split).
 func BenchmarkSingleFilter(b *testing.B) {
 	for _, n := range []int{1 << 12, 300_000} {
 		r := rand.New(rand.NewPCG(5, 6))
@@ -30,32 +35,47 @@ func BenchmarkSingleFilter(b *testing.B) {
 			}
 		}
 		r.Shuffle(len(es), func(i, j int) { es[i], es[j] = es[j], es[i] })
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			f := newSingleFilter(n)
-			f.f = make([]uint64, f.words)
-			dst := make([]Wide, n)
-			// Single entries of a third of the documents counted, as
-			// dedup's late copies.
-			var third DocSet
-			for d := range uint32(n/16 + 3) {
-				if d%3 == 0 {
-					for int(d>>6) >= len(third.Bits) {
-						third.Bits = append(third.Bits, 0)
+		// The words Partitioned holds them in: in document order, as added.
+		ordered := slices.Clone(es)
+		slices.SortStableFunc(ordered, func(x, y Wide) int { return cmp.Compare(x.Doc, y.Doc) })
+		ws := rangeWords(ordered)[7]
+		for _, form := range []string{"wide", "words"} {
+			b.Run(fmt.Sprintf("n=%d/form=%s", n, form), func(b *testing.B) {
+				f := newSingleFilter(n)
+				f.f = make([]uint64, f.words)
+				dst := make([]Wide, n)
+				// Single entries of a third of the documents counted, as
+				// dedup's late copies.
+				var third DocSet
+				for d := range uint32(n/16 + 3) {
+					if d%3 == 0 {
+						for int(d>>6) >= len(third.Bits) {
+							third.Bits = append(third.Bits, 0)
+						}
+						third.Bits[d>>6] |= 1 << (d & 63)
 					}
-					third.Bits[d>>6] |= 1 << (d & 63)
 				}
-			}
-			b.SetBytes(16 * int64(n))
-			b.ReportAllocs()
-			k := 0
-			start := cpuTime(b)
-			for b.Loop() {
-				clear(f.f)
-				f.mark(es)
-				k, _ = f.split(es, dst, 0, third, 0)
-			}
-			b.ReportMetric(float64(k-(n-single))/float64(single), "kept/op")
-			b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N)/float64(n), "cpu-ns/entry")
-		})
+				b.SetBytes(16 * int64(n))
+				b.ReportAllocs()
+				k := 0
+				start := cpuTime(b)
+				for b.Loop() {
+					clear(f.f)
+					if form == "wide" {
+						f.mark(es)
+						k, _ = f.split(es, dst, 0, third, 0)
+						continue
+					}
+					f.markWords(ws, 7<<56, false)
+					d := wordDecoder{top: 7 << 56}
+					var err error
+					if k, _, err = f.splitWords(ws, dst, 0, third, 0, &d); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(k-(n-single))/float64(single), "kept/op")
+				b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N)/float64(n), "cpu-ns/entry")
+			})
+		}
 	}
 }

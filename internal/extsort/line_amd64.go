@@ -9,7 +9,7 @@ import "unsafe"
 // processor's write-combining buffers, which goes to memory as a whole
 // line, with no read for ownership of a line not cached and without
 // evicting what is. Partitioned.Add scatters entries into 256 blocks, a
-// line not cached at each; staged a line at a time (lineEntries) and
+// line not cached at each; staged a line at a time (lineWords) and
 // written this way, the scatter took 30 % less time than storing each
 // entry in place (2^23 entries into 256 blocks already faulted in:
 // 7.7 → 5.3 ns an entry). Assembly because Go has no non-temporal store.

@@ -7,7 +7,7 @@ import "unsafe"
 // storeLine copies the line of 64 bytes at src to dst; on amd64 it does
 // so with non-temporal stores (line_amd64.go).
 func storeLine(dst, src unsafe.Pointer) {
-	*(*[lineEntries]Wide)(dst) = *(*[lineEntries]Wide)(src)
+	*(*[lineWords]uint64)(dst) = *(*[lineWords]uint64)(src)
 }
 
 // storeFence does nothing: storeLine's stores are ordinary ones here.

@@ -2,7 +2,6 @@ package extsort
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math/bits"
@@ -25,21 +24,24 @@ const Partitions = 256
 // stay in memory while the entries fit in the budget; past it, the range
 // holding the most memory is spilled: its entries, and from then on every
 // entry added to it, are appended in arrival order to one shared spill file
-// (segments of up to partMaxBlock entries, staged in a block of the range). So no
+// (segments of up to partMaxBlock words, staged in a block of the range). So no
 // entry is sorted while adding, none is written more than once, and none
 // read back more than once; most keys being unique, a k-way merge of sorted
-// runs compared each entry log2(runs) times for nothing.
+// runs compared each entry log2(runs) times for nothing. Entries are held,
+// in memory and in the spill file alike, in words of 8 bytes, mostly (the
+// key's low 7 bytes and the difference from the range's document before;
+// see wordEscape), twice as many in the budget as 16-byte Wide entries.
 //
 // Reading (Range) loads a range whole (its blocks in memory, or its
-// segments decoded), sorts it by key, then document (a stable LSD radix
+// segments read back), decodes it, sorts it by key, then document (a stable LSD radix
 // sort on the key's bits 32 to 55, then a sort of each run of entries equal
 // in the high 32 bits, which for random keys is of one entry or two), and
 // yields it. A range too large to sort within the reading share of the
 // budget falls back to a WideSorter of its own (skew: one key shared by
 // millions of entries, or a tiny budget).
 //
-// Add stages each range's last entries, up to a cache line of them
-// (lineEntries), and stores them in the range's block a line at once;
+// Add stages each range's last words, up to a cache line of them
+// (lineWords), and stores them in the range's block a line at once;
 // Range, Runs and SpilledBytes first move those still staged to their
 // ranges, which may spill.
 //
@@ -51,16 +53,16 @@ type Partitioned struct {
 	dir, prefix string
 	hold        int64 // bytes of blocks held while adding
 	sortMem     int64 // bytes the reading iterators may hold at once
-	stage       int   // entries a spilled range stages before writing them
+	stage       int   // words a spilled range stages before writing them
 	parts       [Partitions]partition
-	cur         [Partitions][]Wide            // each range's block being filled, or its entries staged
-	line        [Partitions][lineEntries]Wide // each range's last entries, a line's worth at most (Add)
-	lines       [Partitions]uint8             // entries in line
+	cur         [Partitions][]uint64          // each range's block being filled, or its words staged
+	line        [Partitions][lineWords]uint64 // each range's last words, a line's worth at most (Add)
+	lines       [Partitions]uint8             // words in line
+	prev        [Partitions]uint32            // each range's last document added: the next one's delta's base
 	drainMu     sync.Mutex                    // held by drain, which Range may call on several goroutines
 	held        int64                         // bytes of blocks held now
 	pool        blockPool                     // where blocks come from, and go back to after a spill
-	enc         []byte                        // a segment being encoded
-	maxSeg      int                           // the longest segment written
+	maxSeg      int                           // the longest segment written, in bytes
 	f           *os.File
 	unlinked    bool  // f's name was removed once made (Close)
 	off         int64 // bytes written to f
@@ -70,58 +72,77 @@ type Partitioned struct {
 	sem         *semaphore.Weighted
 }
 
-// partition is one key range: its entries in memory blocks, in the order
-// added, or (once spilled) in segments of the spill file, then those
+// partition is one key range: its entries' words in memory blocks, in the
+// order added, or (once spilled) in segments of the spill file, then those
 // staged in its Partitioned.cur (apart, so that Add touches 6 KiB of
 // slice headers, not every partition).
 type partition struct {
-	blocks [][]Wide // full blocks
-	mem    int64    // entries the blocks and cur can hold
-	n      int      // entries in blocks and segments (not cur)
+	blocks [][]uint64 // full blocks
+	mem    int64      // words the blocks and cur can hold
+	n      int        // words in blocks and segments (not cur)
 	spill  bool
 	segs   []segment
 }
 
-// segment is a run of encoded entries in the spill file.
+// segment is a run of a range's words in the spill file.
 type segment struct {
 	off int64
-	n   int
+	n   int // bytes
 }
 
-// lineEntries is how many entries Add stages for a range before storing
-// them in its block together: a cache line of 64 bytes, written at once
+// The words a range's entries are held in, in memory and in the spill
+// file alike: an entry is one word, the key's low 7 bytes (the top byte is
+// the range's) with, in the top byte, the zigzag of the difference between
+// its document and the document of the range's entry before it (0 before
+// the first), when that zigzag is below wordEscape; else two words, the
+// key's low 7 bytes with wordEscape in the top byte, then the document.
+// Entries come in document order, mostly (16 bands: differences of 0 or a
+// few documents), so an entry takes 8 bytes where a Wide takes 16, and the
+// blocks stay arrays of words, written a line at once (storeLine) and
+// spilled as they are. The words are decoded once, when the range is read
+// (wordDecoder): the keys for the single-key filter, the documents (a
+// running sum) as the entries kept are written as Wide for the sort.
+const (
+	wordEscape = 0xff      // the top byte of an entry whose document is the next word
+	keyMask    = 1<<56 - 1 // a word's key bits
+	maxDoc     = 1<<32 - 1 // the largest document
+)
+
+// lineWords is how many words Add stages for a range before storing them
+// in its block together: a cache line of 64 bytes, written at once
 // (storeLine), so that the scatter into 256 blocks, none of whose lines is
 // cached, neither reads each line before writing it nor evicts what is
 // cached. Every block holds a multiple of it.
-const lineEntries = 4
+const lineWords = 8
 
-// Block sizes of a range in memory, in entries: the first block is small,
+// Block sizes of a range in memory, in words: the first block is small,
 // for corpora that give a range few entries; each next one twice the one
 // before, up to partMaxBlock (64 KiB), so that a range holds at most one
 // partly filled block of that size. A spilled range stages up to
-// partMaxBlock entries before encoding and writing them as a segment.
+// partMaxBlock words before writing them as a segment.
 const (
-	partMinBlock = 1 << 4
-	partMaxBlock = 1 << 12
+	partMinBlock = 1 << 5
+	partMaxBlock = 1 << 13
 )
 
 // NewPartitioned returns a Partitioned store that holds at most about
-// budget bytes: three quarters for the ranges while adding (entries of 16
-// bytes in memory blocks, and those staged by spilled ranges), a quarter
-// for the ranges being sorted while reading. It spills into one file in dir
-// (os.TempDir() if empty) whose name starts with prefix.
+// budget bytes: three quarters for the ranges while adding (entries of 8
+// bytes, mostly, in memory blocks, and those staged by spilled ranges), a
+// quarter for the ranges being sorted while reading. It spills into one
+// file in dir (os.TempDir() if empty) whose name starts with prefix.
 func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
 	budget = max(budget, 1<<20)
 	sortMem := budget / 4
 	hold := budget - sortMem
-	stage := int(min(max(hold/(4*16*Partitions), partMinBlock), partMaxBlock)) &^ (lineEntries - 1)
+	stage := int(min(max(hold/(4*8*Partitions), partMinBlock), partMaxBlock)) &^ (lineWords - 1)
 	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, pool: newBlockPool(hold), sem: semaphore.NewWeighted(sortMem)}
 }
 
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
-// below 1<<32. It may spill ranges; it returns the error of an earlier
-// spill, if any. It panics on an odd number of words.
+// below 1<<32 (its low 32 bits are taken). It may spill ranges; it
+// returns the error of an earlier spill, if any. It panics on an odd
+// number of words.
 func (s *Partitioned) Add(words ...uint64) error {
 	if len(words)%2 != 0 {
 		panic("extsort: Partitioned.Add of an odd number of words")
@@ -130,58 +151,86 @@ func (s *Partitioned) Add(words ...uint64) error {
 		return s.err
 	}
 	for i := 0; i < len(words); i += 2 {
-		k := words[i]
+		k, d := words[i], uint32(words[i+1])
 		r := k >> 56
-		j := s.lines[r] & (lineEntries - 1)
-		l := &s.line[r]
-		l[j] = Wide{Key: k, Doc: uint32(words[i+1])}
-		if j < lineEntries-1 {
+		delta := int64(d) - int64(s.prev[r])
+		s.prev[r] = d
+		z := uint64(delta<<1 ^ delta>>63)
+		w := k&keyMask | z<<56
+		if z >= wordEscape {
+			if err := s.stageWord(r, k|wordEscape<<56); err != nil {
+				return err
+			}
+			w = uint64(d)
+		}
+		j := s.lines[r] & (lineWords - 1)
+		s.line[r][j] = w
+		if j < lineWords-1 {
 			s.lines[r] = j + 1
 			continue
 		}
 		s.lines[r] = 0
-		c := &s.cur[r]
-		if len(*c) == cap(*c) {
-			if err := s.full(int(r)); err != nil {
-				return err
-			}
+		if err := s.storeStaged(r); err != nil {
+			return err
 		}
-		n := len(*c)
-		if cap(*c)-n < lineEntries { // only after drain
-			if err := s.addSlow(int(r), l[:]); err != nil {
-				return err
-			}
-			continue
-		}
-		dst := (*c)[n : n+lineEntries]
-		if p := unsafe.Pointer(&dst[0]); lineAligned(p) {
-			storeLine(p, unsafe.Pointer(l))
-		} else {
-			copy(dst, l[:])
-		}
-		*c = (*c)[:n+lineEntries]
 	}
 	storeFence()
 	s.count += int64(len(words) / 2)
 	return nil
 }
 
-// addSlow appends the entries es to range r one by one, making room as
+// stageWord stages the word w for range r, as Add does (the first word of
+// an escaped entry).
+func (s *Partitioned) stageWord(r, w uint64) error {
+	j := s.lines[r] & (lineWords - 1)
+	s.line[r][j] = w
+	if j < lineWords-1 {
+		s.lines[r] = j + 1
+		return nil
+	}
+	s.lines[r] = 0
+	return s.storeStaged(r)
+}
+
+// storeStaged stores the line of words staged for range r in its block.
+func (s *Partitioned) storeStaged(r uint64) error {
+	l := &s.line[r]
+	c := &s.cur[r]
+	if len(*c) == cap(*c) {
+		if err := s.full(int(r)); err != nil {
+			return err
+		}
+	}
+	n := len(*c)
+	if cap(*c)-n < lineWords { // only after drain
+		return s.addSlow(int(r), l[:])
+	}
+	dst := (*c)[n : n+lineWords]
+	if p := unsafe.Pointer(&dst[0]); lineAligned(p) {
+		storeLine(p, unsafe.Pointer(l))
+	} else {
+		copy(dst, l[:])
+	}
+	*c = (*c)[:n+lineWords]
+	return nil
+}
+
+// addSlow appends the words ws to range r one by one, making room as
 // needed.
-func (s *Partitioned) addSlow(r int, es []Wide) error {
-	for _, e := range es {
+func (s *Partitioned) addSlow(r int, ws []uint64) error {
+	for _, w := range ws {
 		c := &s.cur[r]
 		if len(*c) == cap(*c) {
 			if err := s.full(r); err != nil {
 				return err
 			}
 		}
-		*c = append(*c, e)
+		*c = append(*c, w)
 	}
 	return nil
 }
 
-// drain moves the entries Add staged (line) to their ranges' blocks, so
+// drain moves the words Add staged (line) to their ranges' blocks, so
 // that reading, and the counts of what spilled, see every entry. It may
 // spill. It is called on reading, perhaps on several goroutines at once
 // (Range), and returns the store's error, if any.
@@ -198,10 +247,10 @@ func (s *Partitioned) drain() error {
 	return s.err
 }
 
-// full makes room in range i's cur: writes the entries staged by a
-// spilled range, or gives an in-memory one a new block, after spilling the
-// ranges holding the most memory (i perhaps) while the blocks would exceed
-// the budget.
+// full makes room in range i's cur: writes the words staged by a spilled
+// range, or gives an in-memory one a new block, after spilling the ranges
+// holding the most memory (i perhaps) while the blocks would exceed the
+// budget.
 func (s *Partitioned) full(i int) error {
 	p, cur := &s.parts[i], &s.cur[i]
 	if p.spill {
@@ -213,7 +262,7 @@ func (s *Partitioned) full(i int) error {
 		return nil
 	}
 	size := int64(min(max(int(p.mem), partMinBlock), partMaxBlock))
-	for s.held+16*size > s.hold {
+	for s.held+8*size > s.hold {
 		big := -1
 		for j := range s.parts {
 			if q := &s.parts[j]; !q.spill && q.mem > 0 && (big < 0 || q.mem > s.parts[big].mem) {
@@ -221,7 +270,7 @@ func (s *Partitioned) full(i int) error {
 			}
 		}
 		if big < 0 {
-			break // only staged entries left: go over rather than fail
+			break // only staged words left: go over rather than fail
 		}
 		if err := s.spillPart(big); err != nil {
 			return err
@@ -236,12 +285,12 @@ func (s *Partitioned) full(i int) error {
 	}
 	*cur = s.pool.get(int(size))
 	p.mem += size
-	s.held += 16 * size
+	s.held += 8 * size
 	return nil
 }
 
-// spillPart turns range i into a spilled range: its blocks are encoded and
-// written, and dropped for a block of staged entries.
+// spillPart turns range i into a spilled range: its blocks are written as
+// they are, and dropped for a block of staged words.
 func (s *Partitioned) spillPart(i int) error {
 	p, cur := &s.parts[i], &s.cur[i]
 	p.spill = true
@@ -251,7 +300,7 @@ func (s *Partitioned) spillPart(i int) error {
 		}
 	}
 	p.n += len(*cur)
-	s.held += 16 * (int64(s.stage) - p.mem)
+	s.held += 8 * (int64(s.stage) - p.mem)
 	for _, b := range p.blocks {
 		s.pool.put(b)
 	}
@@ -262,10 +311,12 @@ func (s *Partitioned) spillPart(i int) error {
 	return nil
 }
 
-// write appends the entries es of p (at most partMaxBlock) to the spill
-// file as a segment (the caller counts them in p.n).
-func (s *Partitioned) write(p *partition, es []Wide) error {
-	if len(es) == 0 {
+// write appends the words ws of p (at most partMaxBlock) to the spill
+// file as a segment, as they are in memory (the file is private to the
+// process: its byte order is the machine's); the caller counts them in
+// p.n.
+func (s *Partitioned) write(p *partition, ws []uint64) error {
+	if len(ws) == 0 {
 		return nil
 	}
 	if s.f == nil {
@@ -281,91 +332,98 @@ func (s *Partitioned) write(p *partition, es []Wide) error {
 		// second for 500 MB, to a goroutine of its own.
 		s.unlinked = os.Remove(f.Name()) == nil
 	}
-	s.enc = appendPart(s.enc[:0], es)
-	if _, err := s.f.Write(s.enc); err != nil {
+	b := wordBytes(ws)
+	if _, err := s.f.Write(b); err != nil {
 		s.err = fmt.Errorf("extsort: spill %s: %w", s.f.Name(), err)
 		return s.err
 	}
 	if len(p.segs) == 0 {
 		s.spilled++
 	}
-	p.segs = append(p.segs, segment{off: s.off, n: len(s.enc)})
-	s.off += int64(len(s.enc))
-	s.maxSeg = max(s.maxSeg, len(s.enc))
+	p.segs = append(p.segs, segment{off: s.off, n: len(b)})
+	s.off += int64(len(b))
+	s.maxSeg = max(s.maxSeg, len(b))
 	return nil
 }
 
-// The spill encoding of a segment of a range's entries: for each, the
-// key's low 7 bytes (the top byte is the range's), little-endian, then the
-// uvarint of the zigzag of the document's difference from the document
-// before it in the segment (0 before the first). Entries come in document
-// order, mostly, so the differences are small: 8 bytes an entry at 16
-// bands.
-const maxPartBytes = 8 + binary.MaxVarintLen64
-
-// appendPart appends the encoding of the segment es to b.
-func appendPart(b []byte, es []Wide) []byte {
-	at := len(b)
-	b = slices.Grow(b, len(es)*maxPartBytes)[:at+len(es)*maxPartBytes]
-	prev := int64(0)
-	for _, e := range es {
-		delta := int64(e.Doc) - prev
-		prev = int64(e.Doc)
-		z := uint64(delta<<1 ^ delta>>63)
-		if z < 0x80 { // most: the key's 7 bytes and z in one word
-			binary.LittleEndian.PutUint64(b[at:], e.Key&(1<<56-1)|z<<56)
-			at += 8
-			continue
-		}
-		binary.LittleEndian.PutUint64(b[at:], e.Key)
-		at += 7
-		for z >= 0x80 {
-			b[at] = byte(z) | 0x80
-			z >>= 7
-			at++
-		}
-		b[at] = byte(z)
-		at++
-	}
-	return b[:at]
+// wordBytes returns the bytes of ws (aliasing them), as the spill file
+// holds them.
+func wordBytes(ws []uint64) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(ws))), 8*len(ws))
 }
 
-// decodePart appends the entries of the segment b of range top (the keys'
-// top byte) to dst.
-func decodePart(dst []Wide, b []byte, top uint64) ([]Wide, error) {
-	prev := int64(0)
-	for len(b) > 0 {
-		if len(b) < 8 {
-			return dst, errRunCut
+// readWords reads the segment g of the spill file into ws (len(ws) words
+// at least), and returns its words.
+func (s *Partitioned) readWords(ws []uint64, g segment) ([]uint64, error) {
+	if g.n%8 != 0 {
+		return nil, fmt.Errorf("extsort: read %s at %d: segment of %d bytes: %w", s.f.Name(), g.off, g.n, errRunCut)
+	}
+	ws = ws[:g.n/8]
+	if _, err := s.f.ReadAt(wordBytes(ws), g.off); err != nil && err != io.EOF {
+		return nil, fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
+	}
+	return ws, nil
+}
+
+// wordDecoder decodes a range's words into entries, in the order added,
+// across the blocks or segments that hold them in turn (an escaped entry's
+// two words may be in two of them). The zero wordDecoder, with top set,
+// is at a range's start.
+type wordDecoder struct {
+	top     uint64 // the range's keys' top byte, in place
+	prev    int64  // the document of the entry before
+	esc     bool   // the last word was an escape: the next one is its document
+	key     uint64 // the escaped entry's key
+	escapes int    // escaped entries decoded (their second words)
+}
+
+// decode appends the entries of the words ws to dst; an entry whose
+// document would fall outside 32 bits is errRunVarint. An escape at the
+// end of ws waits for the next words (end checks that none is left).
+func (d *wordDecoder) decode(dst []Wide, ws []uint64) ([]Wide, error) {
+	i, prev := 0, d.prev
+	if d.esc && len(ws) > 0 {
+		if ws[0] > maxDoc {
+			return dst, errRunVarint
 		}
-		v := binary.LittleEndian.Uint64(b)
-		if z := v >> 56; z < 0x80 { // most: a one-byte uvarint
-			d := prev + (int64(z>>1) ^ -int64(z&1))
-			if d < 0 || d > 1<<32-1 {
+		prev = int64(ws[0])
+		dst = append(dst, Wide{Key: d.key, Doc: uint32(prev)})
+		d.esc, i = false, 1
+		d.escapes++
+	}
+	for ; i < len(ws); i++ {
+		v := ws[i]
+		z := v >> 56
+		if z != wordEscape { // most
+			doc := prev + (int64(z>>1) ^ -int64(z&1))
+			if uint64(doc) > maxDoc {
 				return dst, errRunVarint
 			}
-			dst = append(dst, Wide{Key: top<<56 | v&(1<<56-1), Doc: uint32(d)})
-			prev = d
-			b = b[8:]
+			dst = append(dst, Wide{Key: d.top | v&keyMask, Doc: uint32(doc)})
+			prev = doc
 			continue
 		}
-		k := v & (1<<56 - 1)
-		z, n := binary.Uvarint(b[7:])
-		if n < 0 {
+		if i++; i == len(ws) {
+			d.esc, d.key = true, d.top|v&keyMask
+			break
+		}
+		if ws[i] > maxDoc {
 			return dst, errRunVarint
 		}
-		if n == 0 {
-			return dst, errRunCut
-		}
-		d := prev + (int64(z>>1) ^ -int64(z&1))
-		if d < 0 || d > 1<<32-1 {
-			return dst, errRunVarint
-		}
-		dst = append(dst, Wide{Key: top<<56 | k, Doc: uint32(d)})
-		prev = d
-		b = b[7+n:]
+		prev = int64(ws[i])
+		dst = append(dst, Wide{Key: d.top | v&keyMask, Doc: uint32(prev)})
+		d.escapes++
 	}
+	d.prev = prev
 	return dst, nil
+}
+
+// end returns errRunCut if the words decoded ended inside an entry.
+func (d *wordDecoder) end() error {
+	if d.esc {
+		return errRunCut
+	}
+	return nil
 }
 
 // Len is the number of entries added.
@@ -391,7 +449,7 @@ func (s *Partitioned) SpilledBytes() int64 {
 // unlinked when made (Unix), its name is already gone, and closing it,
 // which frees its space, is left to a goroutine.
 func (s *Partitioned) Close() error {
-	s.parts, s.cur, s.lines = [Partitions]partition{}, [Partitions][]Wide{}, [Partitions]uint8{}
+	s.parts, s.cur, s.lines = [Partitions]partition{}, [Partitions][]uint64{}, [Partitions]uint8{}
 	s.pool.reset()
 	f := s.f
 	if f == nil {
@@ -431,8 +489,7 @@ type PartIterator struct {
 	next, hi  int    // the next range to load, and the end
 	cur       []Wide // the loaded range's sorted entries
 	pos       int
-	a, b      []Wide // the sort's buffers, reused from range to range
-	rbuf      []byte // a segment read back
+	a, b      []Wide // the sort's buffers, reused from range to range (b holds a spilled range's words first)
 	held      int64  // bytes reserved from the store's reading share
 	fb        *WideIterator
 	last      Wide
@@ -547,111 +604,117 @@ func (it *PartIterator) release() {
 	if it.held > 0 {
 		it.s.sem.Release(it.held)
 	}
-	it.held, it.a, it.b, it.rbuf, it.filter = 0, nil, nil, nil, nil
+	it.held, it.a, it.b, it.filter = 0, nil, nil, nil
 }
 
 // load reads range i whole and sorts it into it.cur, or hands it to a
 // fallback WideSorter (it.fb) if sorting it in memory would take more than
 // the reading share. Under SkipSingles, the entries of keys held once are
-// left out first (singleFilter).
+// left out first (singleFilter). The range's words (its blocks, or its
+// segments read back into it.b) are decoded once: as they are split by
+// the filter, or before the sort if none.
 func (it *PartIterator) load(i int) error {
 	s := it.s
 	p := &s.parts[i]
 	it.cur, it.pos = nil, 0
 	cur := s.cur[i]
-	n := p.n + len(cur)
+	n := p.n + len(cur) // words: the entries are as many, or fewer
 	if n == 0 {
 		return nil
-	}
-	rb := 0 // read buffer needed
-	if p.spill {
-		rb = s.maxSeg
 	}
 	var f singleFilter
 	if it.skipSingles && n >= filterMin {
 		f = newSingleFilter(n)
-		if int64(32*n+rb+8*f.words) > s.sortMem {
+		if int64(32*n+8*f.words) > s.sortMem {
 			f = singleFilter{} // sort them all rather than fall back
 		}
 	}
-	if int64(32*n+rb) > s.sortMem {
+	if int64(32*n) > s.sortMem {
 		return it.fallback(i)
 	}
-	if cap(it.a) < n || len(it.rbuf) < rb || len(it.filter) < f.words {
+	if cap(it.a) < n || len(it.filter) < f.words {
 		// Room for a quarter more, so that the next ranges, about as
 		// large, seldom ask again, within the share.
-		m, r := n+n/4, s.maxSeg
+		m := n + n/4
 		fw := 0
 		if f.words > 0 {
 			fw = newSingleFilter(m).words
 		}
-		if int64(32*m+r+8*fw) > s.sortMem {
-			m, r, fw = n, rb, f.words // what this range needs, which fits
+		if int64(32*m+8*fw) > s.sortMem {
+			m, fw = n, f.words // what this range needs, which fits
 		}
-		it.reserve(int64(32*m + r + 8*fw))
-		it.a, it.b, it.rbuf, it.filter = makeHuge(m)[:0], makeHuge(m), make([]byte, r), make([]uint64, fw)
+		it.reserve(int64(32*m + 8*fw))
+		it.a, it.b, it.filter = makeHuge(m)[:0], makeHuge(m), make([]uint64, fw)
 	}
-	if f.words > 0 {
-		f.f = it.filter[:f.words]
-		clear(f.f)
+	var srcs [][]uint64
+	if p.spill {
+		// The segments' words, in order, into b (twice as many words as
+		// the range has), which the sort writes only once they are
+		// decoded into a.
+		ws := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(it.b))), 2*len(it.b))
+		at := 0
+		for _, g := range p.segs {
+			got, err := s.readWords(ws[at:], g)
+			if err != nil {
+				return err
+			}
+			at += len(got)
+		}
+		srcs = [][]uint64{ws[:at], cur}
+	} else {
+		srcs = append(p.blocks, cur)
 	}
+	top := uint64(i) << 56
+	dec := wordDecoder{top: top}
+	a, b := it.a[:n], it.b[:n]
 	c := &it.count
 	clear(c[0][:])
 	clear(c[1][:])
-	var srcs [][]Wide
-	if p.spill {
-		a := it.a[:0]
-		for _, g := range p.segs {
-			b := it.rbuf[:g.n]
-			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
-				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
-			}
-			from := len(a)
-			var err error
-			if a, err = decodePart(a, b, uint64(i)); err != nil {
-				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
-			}
-			// While in the cache:
-			if f.f != nil {
-				f.mark(a[from:])
-			} else {
-				countDigits(c, a[from:])
-			}
-		}
-		srcs = [][]Wide{a, cur}
-	} else {
-		srcs = append(p.blocks, cur)
-		if f.f == nil {
-			for _, src := range srcs[:len(srcs)-1] {
-				countDigits(c, src)
-			}
-		}
-	}
-	if f.f == nil {
-		countDigits(c, cur)
-		it.cur = it.sort(srcs, n, it.a[:n], it.b[:n])
-	} else {
-		f.mark(cur)
-		if !p.spill {
-			for _, src := range srcs[:len(srcs)-1] {
-				f.mark(src)
-			}
-		}
-		// The shared keys' entries to the front of a (in place for
-		// those decoded there: at most as far as the one read); the
-		// single ones of documents in it.apart counted.
-		a, b := it.a[:n], it.b[:n]
-		k, in := 0, 0
+	k := 0
+	if f.words == 0 {
+		es := a[:0]
 		for _, src := range srcs {
-			k, in = f.split(src, a, k, it.apart, in)
+			var err error
+			if es, err = dec.decode(es, src); err != nil {
+				return it.corrupt(err)
+			}
 		}
-		it.singles += int64(n - k)
+		k = len(es)
+	} else {
+		f.f = it.filter[:f.words]
+		clear(f.f)
+		skip := false
+		for _, src := range srcs {
+			skip = f.markWords(src, top, skip)
+		}
+		// The shared keys' entries to a; the single ones of documents
+		// in it.apart counted.
+		in := 0
+		for _, src := range srcs {
+			var err error
+			if k, in, err = f.splitWords(src, a, k, it.apart, in, &dec); err != nil {
+				return it.corrupt(err)
+			}
+		}
+		it.singles += int64(n - dec.escapes - k)
 		it.singlesIn += int64(in)
-		countDigits(c, a[:k])
-		it.cur = it.sort([][]Wide{a[:k]}, k, a[:k], b[:k])
 	}
+	if err := dec.end(); err != nil {
+		return it.corrupt(err)
+	}
+	countDigits(c, a[:k])
+	it.cur = it.sort([][]Wide{a[:k]}, k, a[:k], b[:k])
 	*p, s.cur[i] = partition{}, nil // its entries are in it.a or it.b now
 	return nil
+}
+
+// corrupt wraps an error decoding a range's words, which can only be the
+// spill file's (or a bug).
+func (it *PartIterator) corrupt(err error) error {
+	if it.s.f != nil {
+		return fmt.Errorf("extsort: read %s: %w", it.s.f.Name(), err)
+	}
+	return fmt.Errorf("extsort: decode: %w", err)
 }
 
 // filterMin is the fewest entries a range needs for SkipSingles to filter
@@ -710,6 +773,30 @@ func (f *singleFilter) mark(es []Wide) {
 	}
 }
 
+// markWords marks the slots of the keys of the words ws of range top (the
+// keys' top byte, in place), as mark does, skipping escaped entries'
+// document words: the first of ws if skip (ws follows an escape); it
+// returns whether the word after ws is one.
+func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
+	w, shift := f.f, f.shift // shift in a local: the stores to w could alias f
+	i := 0
+	if skip {
+		i = 1
+	}
+	for ; i < len(ws); i++ {
+		v := ws[i]
+		h := (top | v&keyMask) * 0x9e3779b97f4a7c15 // slots
+		j, m := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
+		p := (*[2]uint64)(w[j : j+2])
+		p[1] |= p[0] & m
+		p[0] |= m
+		if v>>56 == wordEscape {
+			i++ // past its document word (a branch: an i computed from v would make each load wait for the one before)
+		}
+	}
+	return i > len(ws)
+}
+
 // split copies the entries of es whose slots were all seen twice to dst
 // from index k on, and counts the others whose document is in apart from in
 // on; it returns the new end and count. dst may be es itself, or hold es
@@ -737,6 +824,80 @@ func (f *singleFilter) split(es, dst []Wide, k int, apart DocSet, in int) (int, 
 		}
 	}
 	return k, in
+}
+
+// splitWords is split of the entries the words ws decode to (d, as
+// wordDecoder.decode, whose errors it returns): the documents are decoded
+// (a running sum) for every entry, kept or counted.
+func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, in int, d *wordDecoder) (int, int, error) {
+	if d.esc && len(ws) > 0 {
+		// An escaped entry whose document is ws's first word.
+		var es [1]Wide
+		e, err := d.decode(es[:0], ws[:1])
+		if err != nil {
+			return k, in, err
+		}
+		k, in = f.split(e, dst, k, apart, in)
+		ws = ws[1:]
+	}
+	// Two loops, without and with a set, and the filter's shift in a
+	// local: fewer live values, none of them reloaded an entry (the
+	// stores to dst could alias f).
+	w, set, base, top, shift := f.f, apart.Bits, apart.Base, d.top, f.shift
+	prev := d.prev
+	var bad uint64 // the documents or'ed: past 32 bits if one is out of range
+	if set == nil {
+		for i := 0; i < len(ws); i++ {
+			v := ws[i]
+			doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
+			if v>>56 == wordEscape {
+				if i++; i == len(ws) {
+					d.esc, d.key = true, top|v&keyMask
+					break
+				}
+				doc = int64(ws[i])
+				d.escapes++
+			}
+			bad |= uint64(doc)
+			prev = doc
+			key := top | v&keyMask
+			h := key * 0x9e3779b97f4a7c15
+			j, s := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
+			if w[j+1]&s == s {
+				dst[k] = Wide{Key: key, Doc: uint32(doc)}
+				k++
+			}
+		}
+	} else {
+		for i := 0; i < len(ws); i++ {
+			v := ws[i]
+			doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
+			if v>>56 == wordEscape {
+				if i++; i == len(ws) {
+					d.esc, d.key = true, top|v&keyMask
+					break
+				}
+				doc = int64(ws[i])
+				d.escapes++
+			}
+			bad |= uint64(doc)
+			prev = doc
+			key := top | v&keyMask
+			h := key * 0x9e3779b97f4a7c15
+			j, s := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
+			if w[j+1]&s == s {
+				dst[k] = Wide{Key: key, Doc: uint32(doc)}
+				k++
+			} else if x := int(uint32(doc) - base); x>>6 < len(set) {
+				in += int(set[x>>6] >> (x & 63) & 1) // no branch on it: the set may hold any share
+			}
+		}
+	}
+	d.prev = prev
+	if bad > maxDoc {
+		return k, in, errRunVarint
+	}
+	return k, in, nil
 }
 
 // countDigits counts the entries of es by the two digits PartIterator.sort
@@ -824,10 +985,16 @@ func (it *PartIterator) fallback(i int) error {
 	s, p := it.s, &it.s.parts[i]
 	it.fallbacks++
 	it.reserve(s.sortMem)
-	it.a, it.b, it.rbuf = nil, nil, nil // the WideSorter takes the whole share
+	it.a, it.b = nil, nil // the WideSorter takes the whole share
 	w := NewWide(s.dir, s.prefix+"-part", int(s.sortMem/40))
 	words := make([]uint64, 0, 2*partMaxBlock)
-	add := func(es []Wide) error {
+	dec := wordDecoder{top: uint64(i) << 56}
+	var es []Wide
+	add := func(ws []uint64) error {
+		var err error
+		if es, err = dec.decode(es[:0], ws); err != nil {
+			return it.corrupt(err)
+		}
 		for len(es) > 0 {
 			m := min(len(es), partMaxBlock)
 			words = words[:0]
@@ -842,18 +1009,13 @@ func (it *PartIterator) fallback(i int) error {
 		return nil
 	}
 	err := func() error {
-		rbuf := make([]byte, s.maxSeg)
-		var es []Wide
+		rbuf := make([]uint64, s.maxSeg/8)
 		for _, g := range p.segs {
-			b := rbuf[:g.n]
-			if _, err := s.f.ReadAt(b, g.off); err != nil && err != io.EOF {
-				return fmt.Errorf("extsort: read %s: %w", s.f.Name(), err)
+			ws, err := s.readWords(rbuf, g)
+			if err != nil {
+				return err
 			}
-			var err error
-			if es, err = decodePart(es[:0], b, uint64(i)); err != nil {
-				return fmt.Errorf("extsort: read %s at %d: %w", s.f.Name(), g.off, err)
-			}
-			if err := add(es); err != nil {
+			if err := add(ws); err != nil {
 				return err
 			}
 		}
@@ -861,6 +1023,9 @@ func (it *PartIterator) fallback(i int) error {
 			if err := add(b); err != nil {
 				return err
 			}
+		}
+		if err := dec.end(); err != nil {
+			return it.corrupt(err)
 		}
 		return nil
 	}()

@@ -1,9 +1,7 @@
 package extsort
 
 import (
-	"bytes"
 	"cmp"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -34,6 +32,19 @@ func partInput(r *rand.Rand, n int, shape string) []Wide {
 			}
 		case "big-docs": // documents far apart, near the 32-bit limit
 			e.Doc = uint32(1<<32 - 1 - (n-i)*12345)
+		case "extremes": // documents 0 and 2^32−1, jumps either way past a byte's zigzag, small steps back
+			switch i % 5 {
+			case 0:
+				e.Doc = 0
+			case 1:
+				e.Doc = 1<<32 - 1
+			case 2:
+				e.Doc = r.Uint32()
+			case 3:
+				e.Doc = uint32(max(i/16-r.IntN(200), 0))
+			case 4:
+				e.Doc = uint32(i / 16)
+			}
 		}
 		if len(in) > 0 && shape != "one-key" {
 			switch i % 11 {
@@ -96,7 +107,7 @@ func readParts(t *testing.T, s *Partitioned, k int) ([]Wide, int) {
 // most entries, documents out of order), the ranges read in order, by one
 // goroutine or by several side by side, yield what slices.SortFunc gives.
 func TestPartitionedMatchesSort(t *testing.T) {
-	for _, shape := range []string{"random", "docs-shuffled", "few-ranges", "one-range", "one-key", "big-docs"} {
+	for _, shape := range []string{"random", "docs-shuffled", "few-ranges", "one-range", "one-key", "big-docs", "extremes"} {
 		for _, tc := range []struct {
 			n      int
 			budget int64
@@ -123,17 +134,13 @@ func TestPartitionedMatchesSort(t *testing.T) {
 				if s.Len() != int64(tc.n) {
 					t.Errorf("Len %d, want %d", s.Len(), tc.n)
 				}
-				fits := int64(16*tc.n) < tc.budget/2
+				fits := blockBytes(in) <= s.hold
 				if fits != (s.Runs() == 0) || (s.Runs() == 0) != (s.SpilledBytes() == 0) {
-					t.Errorf("%d ranges spilled, %d bytes, for %d entries within %d bytes", s.Runs(), s.SpilledBytes(), tc.n, tc.budget)
+					t.Errorf("%d ranges spilled, %d bytes, for %d entries (%d bytes of blocks) within %d bytes", s.Runs(), s.SpilledBytes(), tc.n, blockBytes(in), tc.budget)
 				}
 				wantFB := false
 				for i, p := range s.parts {
-					rb := 0
-					if p.spill {
-						rb = s.maxSeg
-					}
-					wantFB = wantFB || int64(32*(p.n+len(s.cur[i]))+rb) > s.sortMem
+					wantFB = wantFB || int64(32*(p.n+len(s.cur[i]))) > s.sortMem
 				}
 				k := 1 + r.IntN(8)
 				got, fb := readParts(t, s, k)
@@ -195,65 +202,131 @@ func TestPartitionedCloseEarly(t *testing.T) {
 	}
 }
 
-// TestPartEncoding: entries encoded in a segment decode to themselves;
-// a segment cut anywhere inside an entry, or holding a document past 32
-// bits, is an error, never a panic or a wrong entry.
-func TestPartEncoding(t *testing.T) {
+// rangeWords returns the words each key range holds the entries in, in
+// the order added: the format partitioned.go describes, written out here
+// apart from Add's code.
+func rangeWords(in []Wide) [Partitions][]uint64 {
+	var ws [Partitions][]uint64
+	var prev [Partitions]int64
+	for _, e := range in {
+		r := e.Key >> 56
+		delta := int64(e.Doc) - prev[r]
+		prev[r] = int64(e.Doc)
+		if z := uint64(delta<<1 ^ delta>>63); z < 0xff {
+			ws[r] = append(ws[r], e.Key&(1<<56-1)|z<<56)
+		} else {
+			ws[r] = append(ws[r], e.Key|0xff<<56, uint64(e.Doc))
+		}
+	}
+	return ws
+}
+
+// blockBytes returns the bytes of the blocks a Partitioned store that
+// spills nothing gives the entries in: each range's blocks of 32 words,
+// then as many as the range has, up to 8,192 a block, until they hold its
+// words.
+func blockBytes(in []Wide) int64 {
+	var n int64
+	for _, ws := range rangeWords(in) {
+		mem := 0
+		for mem < len(ws) {
+			mem += min(max(mem, partMinBlock), partMaxBlock)
+		}
+		n += 8 * int64(mem)
+	}
+	return n
+}
+
+// TestWordDecoding: the words of entries decode to themselves, whichever
+// the words are split into pieces (an escaped entry's two words in two of
+// them included); words ending just after an escape are errRunCut at the
+// end; a document below 0 or past 32 bits is errRunVarint, never a wrong
+// entry.
+func TestWordDecoding(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
-	for _, shape := range []string{"random", "docs-shuffled", "big-docs"} {
+	for _, shape := range []string{"random", "docs-shuffled", "big-docs", "extremes"} {
 		in := partInput(r, 5000, shape)
 		for i := range in {
 			in[i].Key = in[i].Key&^(0xff<<56) | 0x9c<<56
 		}
-		ends := map[int]bool{0: true}
-		for i := range in[:2000] {
-			ends[len(appendPart(nil, in[:i+1]))] = true
+		ws := rangeWords(in)[0x9c]
+		escapes := len(ws) - len(in)
+		if shape != "random" && escapes == 0 {
+			t.Fatalf("%s: no escaped entry", shape)
 		}
-		b := appendPart(nil, in)
-		got, err := decodePart(nil, b, 0x9c)
-		if err != nil || !slices.Equal(got, in) {
-			t.Fatalf("%s: decoded %d entries (%v), want %d", shape, len(got), err, len(in))
-		}
-		for cut := range min(len(b), 3000) {
-			_, err := decodePart(nil, b[:cut], 0x9c)
-			if ends[cut] != (err == nil) {
-				t.Fatalf("%s: cut at %d: %v", shape, cut, err)
+		decode := func(pieces ...[]uint64) ([]Wide, error) {
+			d := wordDecoder{top: 0x9c << 56}
+			var got []Wide
+			for _, p := range pieces {
+				var err error
+				if got, err = d.decode(got, p); err != nil {
+					return got, err
+				}
 			}
-			if err != nil && !errors.Is(err, errRunCut) {
-				t.Fatalf("%s: cut at %d: %v, want errRunCut", shape, cut, err)
+			if d.escapes != escapes {
+				return got, fmt.Errorf("%d escapes counted; want %d", d.escapes, escapes)
+			}
+			return got, d.end()
+		}
+		for _, cut := range []int{0, 1, 2, 7, 8, 9, len(ws) / 2, len(ws) - 1, len(ws)} {
+			for _, mid := range []int{0, 1} {
+				// Three pieces, the middle one of 0 or 1 word.
+				c2 := min(cut+mid, len(ws))
+				got, err := decode(ws[:cut], ws[cut:c2], ws[c2:])
+				if err != nil || !slices.Equal(got, in) {
+					t.Fatalf("%s: cut at %d+%d: decoded %d entries (%v); want %d", shape, cut, mid, len(got), err, len(in))
+				}
+			}
+		}
+		// Cut after each word: an error exactly after an escape word.
+		for cut := range min(len(ws), 3000) {
+			d := wordDecoder{top: 0x9c << 56}
+			_, err := d.decode(nil, ws[:cut])
+			if err == nil {
+				err = d.end()
+			}
+			if esc := cut > 0 && ws[cut-1]>>56 == 0xff; esc != (err != nil) || err != nil && !errors.Is(err, errRunCut) {
+				t.Fatalf("%s: cut at %d (after an escape: %v): %v", shape, cut, esc, err)
 			}
 		}
 	}
-	// A document below 0 or past 32 bits.
-	for _, delta := range []int64{-1, 1 << 32} {
-		b := appendZigzag(make([]byte, 7), delta)
-		if _, err := decodePart(nil, b, 0); !errors.Is(err, errRunVarint) {
-			t.Errorf("delta %d: %v, want errRunVarint", delta, err)
+	for _, tc := range []struct {
+		name string
+		ws   []uint64
+	}{
+		{"below 0", []uint64{1 << 56}},                               // zigzag 1: −1 from 0
+		{"past 32 bits", []uint64{0xff<<56 | 5, 1<<32 - 1, 2 << 56}}, // +1 from 2^32−1
+		{"escaped past 32 bits", []uint64{0xff<<56 | 5, 1 << 32}},
+		{"escaped past 32 bits, split", []uint64{0xff<<56 | 5}},
+	} {
+		d := wordDecoder{}
+		_, err := d.decode(nil, tc.ws)
+		if err == nil && tc.name == "escaped past 32 bits, split" {
+			_, err = d.decode(nil, []uint64{1 << 40})
+		}
+		if !errors.Is(err, errRunVarint) {
+			t.Errorf("%s: %v; want errRunVarint", tc.name, err)
 		}
 	}
 }
 
-func appendZigzag(b []byte, delta int64) []byte {
-	z := uint64(delta<<1 ^ delta>>63)
-	for z >= 0x80 {
-		b = append(b, byte(z)|0x80)
-		z >>= 7
-	}
-	return append(b, byte(z))
-}
-
-// FuzzDecodePart: any bytes decode to entries of the range or an error;
-// the entries decoded re-encode to the same bytes.
-func FuzzDecodePart(f *testing.F) {
-	in := partInput(rand.New(rand.NewPCG(5, 6)), 20, "random")
+// FuzzDecodeWords: any words decode to entries of the range or an error;
+// the entries decoded, written again as words, decode to themselves.
+func FuzzDecodeWords(f *testing.F) {
+	in := partInput(rand.New(rand.NewPCG(5, 6)), 20, "extremes")
 	for i := range in {
 		in[i].Key &^= 0xff << 56
 	}
-	b := appendPart(nil, in)
-	f.Add(b, uint8(0))
-	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 0x80}, uint8(3))
+	f.Add(wordBytes(rangeWords(in)[0]), uint8(0))
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 0xff}, uint8(3))
 	f.Fuzz(func(t *testing.T, b []byte, top uint8) {
-		es, err := decodePart(nil, b, uint64(top))
+		ws := make([]uint64, len(b)/8)
+		copy(wordBytes(ws), b)
+		d := wordDecoder{top: uint64(top) << 56}
+		es, err := d.decode(nil, ws)
+		if err == nil {
+			err = d.end()
+		}
 		if err != nil {
 			return
 		}
@@ -262,10 +335,11 @@ func FuzzDecodePart(f *testing.F) {
 				t.Fatalf("key %x outside range %x", e.Key, top)
 			}
 		}
-		re := appendPart(nil, es)
-		// Uvarints may have redundant high zero groups; entries must agree.
-		back, err := decodePart(nil, re, uint64(top))
-		if err != nil || !slices.Equal(back, es) {
+		// An entry may have been escaped with a small difference; the
+		// entries must agree.
+		d = wordDecoder{top: uint64(top) << 56}
+		back, err := d.decode(nil, rangeWords(es)[top])
+		if err != nil || d.end() != nil || !slices.Equal(back, es) {
 			t.Fatalf("re-encoded entries differ: %v", err)
 		}
 	})
@@ -624,60 +698,208 @@ func BenchmarkPartitionedRead(b *testing.B) {
 	}
 }
 
-// TestPartEncodingBytes: appendPart writes the bytes the format says (each
-// entry's key's low 7 bytes, little-endian, then the uvarint of the zigzag
-// of its document's difference from the one before), whatever the
-// differences' sizes: its one-word fast path changes nothing on disk.
-func TestPartEncodingBytes(t *testing.T) {
+// TestPartitionedWords: the words a store holds each range's entries in,
+// in its blocks or in the spill file's segments (read back as they are),
+// are the format's (rangeWords), whatever the documents' differences, the
+// budget, and where an escaped entry's two words fall: the first word of
+// a range's line, block or segment and the second the next one's, which
+// the input, one entry in range 0x77 before escaped ones only, makes
+// happen at every boundary (lines, blocks and segments hold even numbers
+// of words).
+func TestPartitionedWords(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, shape := range []string{"random", "docs-shuffled", "big-docs"} {
-		in := partInput(r, 20000, shape)
-		var want []byte
-		prev := int64(0)
-		for _, e := range in {
-			want = binary.LittleEndian.AppendUint64(want, e.Key)[:len(want)+7]
-			want = appendZigzag(want, int64(e.Doc)-prev)
-			prev = int64(e.Doc)
-		}
-		if got := appendPart([]byte("x"), in); !bytes.Equal(got[1:], want) || got[0] != 'x' {
-			t.Errorf("%s: %d bytes, not the format's %d", shape, len(got)-1, len(want))
+	for _, shape := range []string{"random", "docs-shuffled", "big-docs", "extremes", "all-escapes"} {
+		for _, budget := range []int64{1 << 20, 1 << 30} {
+			t.Run(fmt.Sprintf("%s/budget=%d", shape, budget), func(t *testing.T) {
+				var in []Wide
+				if shape == "all-escapes" {
+					in = append(in, Wide{Key: 0x77<<56 | 1, Doc: 3})
+					for i := range 60_000 {
+						in = append(in, Wide{Key: 0x77<<56 | r.Uint64()>>8, Doc: uint32(i%2+1) * 1000})
+					}
+				} else {
+					in = partInput(r, 100_000, shape)
+				}
+				s := NewPartitioned(t.TempDir(), "test", budget)
+				defer s.Close()
+				for _, e := range in {
+					if err := s.Add(e.Key, uint64(e.Doc)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s.Runs()
+				want := rangeWords(in)
+				split := 0 // segments and full blocks ending with an escape word
+				for i := range s.parts {
+					p := &s.parts[i]
+					var got []uint64
+					for _, g := range p.segs {
+						ws, err := s.readWords(make([]uint64, g.n/8), g)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if ws[len(ws)-1]>>56 == 0xff {
+							split++
+						}
+						got = append(got, ws...)
+					}
+					for _, b := range p.blocks {
+						if b[len(b)-1]>>56 == 0xff {
+							split++
+						}
+						got = append(got, b...)
+					}
+					got = append(got, s.cur[i]...)
+					if !slices.Equal(got, want[i]) {
+						t.Fatalf("range %d: %d words, not the format's %d", i, len(got), len(want[i]))
+					}
+				}
+				if p := &s.parts[0x77]; shape == "all-escapes" && (split != len(p.segs)+len(p.blocks) || split < 10) {
+					t.Errorf("%d segments and blocks end inside an escaped entry; want all (%d, %d)", split, len(p.segs), len(p.blocks))
+				}
+				sorted := slices.Clone(in)
+				slices.SortFunc(sorted, compareWide)
+				if got, _ := readParts(t, s, 2); !slices.Equal(got, sorted) {
+					t.Fatalf("got %d entries; want %d, or not the same", len(got), len(sorted))
+				}
+			})
 		}
 	}
 }
 
-// BenchmarkPartEncoding encodes and decodes a segment of 4,096 entries of
-// one range, 16 a document in document order (one-byte differences), as a
-// spilled range writes and reads them. SetBytes counts 16 bytes an entry.
+// TestPartitionedCorrupt: a spill file whose words do not decode (a
+// document past 32 bits; a segment ending inside an escaped entry, or
+// inside a word) is an error from the iterator, whether the range is
+// sorted in memory or in the fallback sort, not wrong entries.
+func TestPartitionedCorrupt(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		mod  func(s *Partitioned, p *partition, esc int) error // esc: the first segment's first escape word
+		want error
+	}{
+		{"doc past 32 bits", func(s *Partitioned, p *partition, esc int) error {
+			_, err := s.f.WriteAt([]byte{0, 0, 0, 0, 1, 0, 0, 0}, p.segs[0].off+8*int64(esc+1))
+			return err
+		}, errRunVarint},
+		{"cut after an escape", func(s *Partitioned, p *partition, esc int) error {
+			p.segs = p.segs[:1]
+			p.segs[0].n = 8 * (esc + 1)
+			p.n = esc + 1
+			return nil
+		}, errRunCut},
+		{"cut inside a word", func(s *Partitioned, p *partition, esc int) error {
+			p.segs[0].n -= 4
+			return nil
+		}, errRunCut},
+	} {
+		for _, mode := range []string{"one-range", "all-ranges", "all-ranges-skip"} {
+			oneRange := mode == "one-range"
+			s := NewPartitioned(t.TempDir(), "test", 1<<20)
+			r := rand.New(rand.NewPCG(1, 2))
+			for range 400_000 { // documents 0 and 1000 at random: half the entries escaped
+				k := r.Uint64()
+				if oneRange {
+					k = k&^(0xff<<56) | 0x77<<56
+				}
+				if err := s.Add(k, uint64(r.IntN(2))*1000); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if s.Runs() == 0 {
+				t.Fatal("nothing spilled")
+			}
+			i := 0
+			for !s.parts[i].spill {
+				i++
+			}
+			p := &s.parts[i]
+			ws, err := s.readWords(make([]uint64, p.segs[0].n/8), p.segs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			esc := 0
+			for ws[esc]>>56 != 0xff {
+				esc++
+			}
+			if tc.name == "cut after an escape" {
+				s.cur[i] = nil
+			}
+			if err := tc.mod(s, p, esc); err != nil {
+				t.Fatal(err)
+			}
+			it := s.Range(i, i+1)
+			if mode == "all-ranges-skip" {
+				it.SkipSingles(DocSet{}) // the documents decoded by the filter's split
+			}
+			n := 0
+			for _, ok := it.Next(); ok; _, ok = it.Next() {
+				n++
+			}
+			if wantFB := oneRange && tc.name != "cut after an escape"; (it.fallbacks == 1) != wantFB {
+				t.Errorf("%s, %s: %d fallbacks; want 1: %v", tc.name, mode, it.fallbacks, wantFB)
+			}
+			if err := it.Err(); !errors.Is(err, tc.want) {
+				t.Errorf("%s, %s: %d entries, error %v; want %v", tc.name, mode, n, err, tc.want)
+			}
+			it.Close()
+			s.Close()
+		}
+	}
+}
+
+// BenchmarkPartEncoding decodes a segment of 8,192 words of one range,
+// entries 16 a document in document order (one-byte differences), as a
+// range is read: all the entries (op=decode), or those the single-key
+// filter keeps (op=split; about 7 % of the keys are shared by 2–3
+// entries). Adding writes the words in place (BenchmarkPartitionedAdd),
+// and spilling writes them as they are: nothing to encode. SetBytes counts
+// 16 bytes an entry.
 func BenchmarkPartEncoding(b *testing.B) {
 	r := rand.New(rand.NewPCG(13, 14))
-	es := make([]Wide, partMaxBlock)
+	es := make([]Wide, 0, partMaxBlock)
 	doc := uint32(0)
-	for i := range es {
+	for len(es) < partMaxBlock {
 		doc += uint32(r.IntN(32))
-		es[i] = Wide{Key: 0x5a<<56 | r.Uint64()>>8, Doc: doc}
-	}
-	enc := appendPart(nil, es)
-	b.Run("op=encode", func(b *testing.B) {
-		b.SetBytes(16 * partMaxBlock)
-		buf := make([]byte, 0, len(es)*maxPartBytes)
-		for b.Loop() {
-			buf = appendPart(buf[:0], es)
+		k, copies := 0x5a<<56|r.Uint64()>>8, 1
+		if r.IntN(30) == 0 {
+			copies = 2 + r.IntN(2)
 		}
-	})
+		for range min(copies, partMaxBlock-len(es)) {
+			es = append(es, Wide{Key: k, Doc: doc})
+		}
+	}
+	ws := rangeWords(es)[0x5a]
 	b.Run("op=decode", func(b *testing.B) {
-		b.SetBytes(16 * partMaxBlock)
+		b.SetBytes(16 * int64(len(es)))
 		dst := make([]Wide, 0, len(es))
 		for b.Loop() {
+			d := wordDecoder{top: 0x5a << 56}
 			var err error
-			if dst, err = decodePart(dst[:0], enc, 0x5a); err != nil {
+			if dst, err = d.decode(dst[:0], ws); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+	b.Run("op=split", func(b *testing.B) {
+		b.SetBytes(16 * int64(len(es)))
+		f := newSingleFilter(len(es))
+		f.f = make([]uint64, f.words)
+		dst := make([]Wide, len(es))
+		for b.Loop() {
+			clear(f.f)
+			f.markWords(ws, 0x5a<<56, false)
+			d := wordDecoder{top: 0x5a << 56}
+			k, _, err := f.splitWords(ws, dst, 0, DocSet{}, 0, &d)
+			if err != nil {
+				b.Fatal(err)
+			}
+			sink += uint64(k)
+		}
+	})
 }
 
-// TestPartitionedStagedLines: Add stages each range's last entries, up to a
-// line (lineEntries), before storing them in its block; the entries still
+// TestPartitionedStagedLines: Add stages each range's last words, up to a
+// line (lineWords), before storing them in its block; the entries still
 // staged when reading starts (counts not a multiple of a line, a range of
 // one entry, one too large to sort in memory) are read like the others,
 // whether Runs drains them first or Range does, and adding after a drain
@@ -685,7 +907,7 @@ func BenchmarkPartEncoding(b *testing.B) {
 // nothing either.
 func TestPartitionedStagedLines(t *testing.T) {
 	for _, shape := range []string{"random", "one-range"} {
-		for _, n := range []int{1, 3, 4, 5, 17, 1001, 70_001, 300_001} {
+		for _, n := range []int{1, 3, 4, 5, 7, 8, 9, 17, 1001, 70_001, 300_001} {
 			for _, mode := range []string{"runs-first", "range-first", "runs-midway"} {
 				t.Run(fmt.Sprintf("%s/n=%d/%s", shape, n, mode), func(t *testing.T) {
 					r := rand.New(rand.NewPCG(uint64(n), 7))
@@ -713,7 +935,7 @@ func TestPartitionedStagedLines(t *testing.T) {
 						s.Runs()
 						for r, l := range s.lines {
 							if l != 0 {
-								t.Fatalf("range %d: %d entries staged after Runs", r, l)
+								t.Fatalf("range %d: %d words staged after Runs", r, l)
 							}
 						}
 						if got := s.SpilledBytes() > 0; got != (s.Runs() > 0) {
