@@ -21,6 +21,24 @@ func bandsFor(t *testing.T, p minhash.Params) lsh.Params {
 	return b
 }
 
+// minHashSketcherOf returns a Sketcher of c and a Shingler of its Spec.
+func minHashSketcherOf(t *testing.T, c Config) (Sketcher, *shingle.Shingler) {
+	t.Helper()
+	sk, err := c.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := sk.NewSketcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := shingle.New(c.Spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k, sh
+}
+
 // randomText returns n words drawn from a vocabulary of v, so that small v
 // repeats shingles within a text.
 func randomText(rng *rand.Rand, n, v int) string {
@@ -53,22 +71,10 @@ func TestSignFeaturesIsSign(t *testing.T) {
 	for _, spec := range []string{"word:5", "word:1", "char:5"} {
 		for _, p := range params {
 			p.EnsureDefaults()
-			c := Config{Spec: mustSpec(t, spec), Params: p, Bands: bandsFor(t, p)}
-			sk, err := c.New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := sk.NewSketcher()
-			if err != nil {
-				t.Fatal(err)
-			}
+			k, sh := minHashSketcherOf(t, Config{Spec: mustSpec(t, spec), Params: p, Bands: bandsFor(t, p)})
 			fs, ok := k.(FeatureSigner)
 			if !ok {
 				t.Fatalf("%s %v: the MinHash Sketcher is no FeatureSigner", spec, p)
-			}
-			sh, err := shingle.New(c.Spec)
-			if err != nil {
-				t.Fatal(err)
 			}
 			var want, got, feats []uint64
 			for i := range 300 {
@@ -129,24 +135,12 @@ func TestSignForKeysIsSignForKeys(t *testing.T) {
 		for _, probe := range []int{0, 1} {
 			bands := bandsFor(t, p)
 			bands.Probe = probe
-			c := Config{Spec: mustSpec(t, "word:5"), Params: p, Bands: bands}
-			sk, err := c.New()
-			if err != nil {
-				t.Fatal(err)
-			}
-			k, err := sk.NewSketcher()
-			if err != nil {
-				t.Fatal(err)
-			}
+			k, sh := minHashSketcherOf(t, Config{Spec: mustSpec(t, "word:5"), Params: p, Bands: bands})
 			ks, ok := k.(KeySigner)
 			if !ok {
 				t.Fatalf("%v: the MinHash Sketcher is no KeySigner", p)
 			}
 			fs := k.(FeatureSigner)
-			sh, err := shingle.New(c.Spec)
-			if err != nil {
-				t.Fatal(err)
-			}
 			var whole, part, keys, wantKeys, feats, again []uint64
 			var roundsWhole, roundsPart int64
 			for i := range 300 {
