@@ -165,7 +165,7 @@ type signer struct {
 	// (Options.SignaturesOut writes every document's signature).
 	signAll bool
 	// kss are sks as KeySigners when the signatures serve only for band
-	// keys (see forKeys in signCorpus), else nil.
+	// keys (signCorpus says when), else nil.
 	kss [2]sketch.KeySigner
 	// Under the pass a document is decided and signed one call later
 	// (document): pend[ahead] is the one waiting, if any. Two sketchers take

@@ -302,9 +302,7 @@ func (h *Hasher) rehash(feats []uint64) {
 	if h.need > 0 {
 		need = min(h.need, k)
 	}
-	// Past need the keys are neither tested nor read: the rounds' updates
-	// of those bins compare with whatever they hold.
-	copy(keys[:need], h.mins)
+	copy(keys, h.mins)
 	r := 0
 	if h.shift != 0 {
 		r = rehashPow2(keys, feats, h.mults, need)
@@ -340,7 +338,7 @@ func (h *Hasher) rehash(feats []uint64) {
 // (lsh.Params reads slots 0 to b·r−1) of a run that verifies its pairs
 // exactly and never looks at the signature again: filling the last empty
 // bins is the coupon collector's tail (at 20–50 features, K = 128, about
-// 5.7 % of the rounds go to bins 96–127 after bins 0–95 are full), and
+// 5.4 % of the rounds go to bins 96–127 after bins 0–95 are full), and
 // each slot is a mix of its bin's value. n ≤ 0 or n ≥ K restores whole
 // signatures (the default). It changes none of the metrics but Rounds.
 func (h *Hasher) DensifyFirst(n int) { h.need = max(n, 0) }

@@ -730,7 +730,7 @@ var filterSlots = 8
 // each key hashes to two slots (perhaps one) of a group of 64, and a slot
 // has two bits, "seen" and "seen twice", in a pair of words (the group's
 // seen bits, then its seen-twice bits), so that one cache line holds both.
-// mark adds each entry to its slots once; an entry one of whose slots was
+// markWords adds each entry to its slots once; an entry one of whose slots was
 // seen once holds its key alone (every entry of a key adds to each of the
 // key's slots, so a key of two entries or more leaves all its slots seen
 // twice). A single key is kept (taken for a shared one) only if both its
@@ -762,20 +762,9 @@ func (f *singleFilter) slots(k uint64) (int, uint64) {
 	return int(h>>f.shift) * 2, 1<<(h&63) | 1<<(h>>6&63)
 }
 
-// mark marks the slots of es's keys: seen, or seen twice if seen before.
-func (f *singleFilter) mark(es []Wide) {
-	w := f.f
-	for _, e := range es {
-		i, m := f.slots(e.Key)
-		p := (*[2]uint64)(w[i : i+2])
-		p[1] |= p[0] & m
-		p[0] |= m
-	}
-}
-
 // markWords marks the slots of the keys of the words ws of range top (the
-// keys' top byte, in place), as mark does, skipping escaped entries'
-// document words: the first of ws if skip (ws follows an escape); it
+// keys' top byte, in place): seen, or seen twice if seen before, skipping
+// escaped entries' document words: the first of ws if skip (ws follows an escape); it
 // returns whether the word after ws is one.
 func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
 	w, shift := f.f, f.shift // shift in a local: the stores to w could alias f
