@@ -216,7 +216,9 @@ func runJob(ctx context.Context, inputs []string, outDir string, opts *Options, 
 
 	// The budget: a quarter for band-key entries (three quarters of it
 	// held while signing, in key ranges, and a quarter for sorting the
-	// ranges side by side in candidates: extsort.Partitioned), an eighth each for stored
+	// ranges side by side in candidates: extsort.Partitioned; more, once
+	// the first batch tells how many documents are coming, if the rest of
+	// the budget has room: entryHold), an eighth each for stored
 	// texts and (later) feature sets, a sixteenth each for signatures,
 	// candidate pairs and, while signing, the check of repeated ids (sign).
 	// Under exact verification no signature is kept while signing, so the

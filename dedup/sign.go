@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/internal/corpuspipe"
 	"github.com/neardup/neardup/internal/drift"
 	"github.com/neardup/neardup/internal/dupid"
+	"github.com/neardup/neardup/internal/extsort"
 	"github.com/neardup/neardup/internal/sketch"
 	"github.com/neardup/neardup/minhash"
 )
@@ -661,6 +662,17 @@ func bookkeepingBytes(policy cluster.PolicyKind, exact bool) int64 {
 	return b
 }
 
+// signingBytes is the part of bookkeepingBytes a run keeps while signing:
+// all but verification's 4 and clustering's 8 (16 under KeepLongest),
+// which come once the documents are signed.
+func signingBytes(policy cluster.PolicyKind, exact bool) int64 {
+	b := bookkeepingBytes(policy, exact) - 4 - 8
+	if policy == cluster.KeepLongest {
+		b -= 8
+	}
+	return b
+}
+
 func (r *run) newSigner() (*signer, error) {
 	sk, err := r.sketch.NewSketcher()
 	if err != nil {
@@ -706,6 +718,9 @@ func (r *run) collect(s *signed) error {
 		// against the garbage collector's limit before it is used: at
 		// most a 64th of the budget, should the estimate be far off.
 		r.docs.reserve(int(min(n, r.opts.Memory/64, 1<<sketch.EntryDocBits))) // 0: unknown, nothing reserved
+		if p, ok := r.entries.(*extsort.Partitioned); ok && allLocated(s) {
+			p.Grow(r.entryHold(n, s))
+		}
 	}
 	words := r.sketch.Words()
 	if r.texts != nil {
@@ -841,6 +856,69 @@ func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, err
 		d.res, d.first = resTable, doc
 	}
 	return first, nil
+}
+
+// entryHold returns the bytes of band-key entries the run's entry store
+// may hold while signing (extsort.Partitioned.Grow), for n documents
+// expected (expectedDocs, its error included; 0 or less: unknown), batch s
+// being the first: what the budget leaves once the shares that may be live
+// while signing or finding candidates are counted whole (the exact pass's
+// eighth; the repeated-id check's sixteenth, or the candidate pairs'; the
+// entries' own reading share; the signatures' sixteenth and the reference
+// ids' 64th where they are kept), an eighth of the budget and 32 MiB more
+// for the batches in flight and the garbage collector, the texts' records
+// (within their share) and the per-document bookkeeping the budget does
+// not bound (signingBytes and the ids), as the first batch's documents
+// took them, for n documents. It is 0 when nothing is left.
+//
+// At 5M short documents under 1 GiB the entries' quarter of the budget
+// held 192 MiB of their 610 MB and spilled the rest, written and read back;
+// the rest of the run took ~370 MiB at most while signing. Deterministic:
+// the same input and budget give the same hold.
+func (r *run) entryHold(n int64, s *signed) int64 {
+	docs := int64(len(s.docs))
+	if n <= 0 || docs == 0 {
+		return 0
+	}
+	m := r.opts.Memory
+	left := m - m/16 - max(idCheckMemory(m), m/16) - m/8 - entryReserve
+	if r.exact != nil {
+		left -= m / 8
+	}
+	if r.sigs != nil {
+		left -= m / 16
+	}
+	if len(r.opts.Against) > 0 {
+		left -= m / 64
+	}
+	perDoc := signingBytes(r.opts.Keep.Kind, r.job.Verify == VerifyExact) + (int64(len(s.ids))+docs-1)/docs
+	left -= n * perDoc
+	if r.texts != nil {
+		// A text kept by its location takes a record of about 9 bytes
+		// (appendTextLoc), one kept whole its bytes and a tag.
+		text := int64(len(s.texts)) + 10*docs
+		left -= min(m/8+m/16, n*((text+docs-1)/docs))
+	}
+	return max(left, 0)
+}
+
+// entryReserve is what entryHold leaves, beside an eighth of the budget,
+// for the batches in flight and the garbage collector whatever the budget
+// (so that a small budget leaves the entries' share as it is); tests lower
+// it.
+var entryReserve int64 = 32 << 20
+
+// allLocated reports whether every document of batch s was read from a
+// record its input stores as it is (a file not compressed), so that
+// expectedDocs estimates from the records' positions, not from a
+// compressed file's size.
+func allLocated(s *signed) bool {
+	for j := range s.docs {
+		if s.docs[j].src == 0 {
+			return false
+		}
+	}
+	return len(s.docs) > 0
 }
 
 // expectedDocs estimates the number of records in inputs from their size

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sync/semaphore"
@@ -47,13 +48,14 @@ const Partitions = 256
 //
 // Its output is deterministic: the sorted multiset of what was added,
 // whatever the budget; which ranges spill depends only on the entries
-// added, in their order. Add is not safe for concurrent use; Range
+// added, in their order, and on the hold (Grow) when each was added. Add is not safe for concurrent use; Range
 // iterators over disjoint ranges may be read on goroutines of their own.
 type Partitioned struct {
 	dir, prefix string
-	hold        int64 // bytes of blocks held while adding
-	sortMem     int64 // bytes the reading iterators may hold at once
-	stage       int   // words a spilled range stages before writing them
+	hold        int64        // bytes of blocks held while adding
+	grow        atomic.Int64 // a larger hold, from Grow, that Add takes up when a range is full
+	sortMem     int64        // bytes the reading iterators may hold at once
+	stage       int          // words a spilled range stages before writing them
 	parts       [Partitions]partition
 	cur         [Partitions][]uint64          // each range's block being filled, or its words staged
 	line        [Partitions][lineWords]uint64 // each range's last words, a line's worth at most (Add)
@@ -137,6 +139,26 @@ func NewPartitioned(dir, prefix string, budget int64) *Partitioned {
 	stage := int(min(max(hold/(4*8*Partitions), partMinBlock), partMaxBlock)) &^ (lineWords - 1)
 	return &Partitioned{dir: dir, prefix: prefix, hold: hold, sortMem: sortMem, stage: stage, pool: newBlockPool(hold), sem: semaphore.NewWeighted(sortMem)}
 }
+
+// Grow lets the store hold up to hold bytes of blocks while adding, if that
+// is more than it may now (three quarters of NewPartitioned's budget, or an
+// earlier Grow's): for a caller that learns, once adding has begun, that
+// its budget leaves the entries more room than it first gave them. The
+// reading share stays as it was; ranges already spilled stay spilled. It
+// may be called while another goroutine adds; Add takes the new hold up
+// the next time a range needs a block.
+func (s *Partitioned) Grow(hold int64) {
+	for {
+		old := s.grow.Load()
+		if hold <= old || s.grow.CompareAndSwap(old, hold) {
+			return
+		}
+	}
+}
+
+// Hold returns the bytes of blocks the store may hold while adding, as Add
+// last took it up (see Grow); read it once adding is done.
+func (s *Partitioned) Hold() int64 { return s.hold }
 
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
@@ -262,6 +284,9 @@ func (s *Partitioned) full(i int) error {
 		return nil
 	}
 	size := int64(min(max(int(p.mem), partMinBlock), partMaxBlock))
+	if g := s.grow.Load(); g > s.hold {
+		s.hold = g
+	}
 	for s.held+8*size > s.hold {
 		big := -1
 		for j := range s.parts {

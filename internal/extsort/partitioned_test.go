@@ -1094,3 +1094,60 @@ func (f *singleFilter) mark(es []Wide) {
 		p[0] |= m
 	}
 }
+
+// TestPartitionedGrow: a store whose hold is raised (Grow) after its first
+// entries, on another goroutine while they are added, spills less than one
+// that keeps its budget's hold, nothing once the hold covers every block,
+// and reads back the same sorted entries; a smaller Grow changes nothing.
+func TestPartitionedGrow(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 7))
+	in := partInput(r, 200_000, "random")
+	want := slices.Clone(in)
+	slices.SortFunc(want, compareWide)
+	const budget = 1 << 20
+	add := func(s *Partitioned, from, to int) {
+		t.Helper()
+		var words []uint64
+		for _, e := range in[from:to] {
+			words = append(words, e.Key, uint64(e.Doc))
+		}
+		if err := s.Add(words...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// grow is the hold given after the first 10k entries; 0: none.
+	run := func(grow int64) (spilled int64, hold int64) {
+		s := NewPartitioned(t.TempDir(), "test", budget)
+		defer s.Close()
+		add(s, 0, 10_000)
+		if grow > 0 {
+			done := make(chan struct{})
+			go func() { s.Grow(grow); close(done) }() // beside Add (go test -race)
+			add(s, 10_000, 20_000)
+			<-done
+		} else {
+			add(s, 10_000, 20_000)
+		}
+		for i := 20_000; i < len(in); i += 5000 {
+			add(s, i, i+5000)
+		}
+		got, _ := readParts(t, s, 2)
+		if !slices.Equal(got, want) {
+			t.Fatalf("grow %d: %d entries read, want %d sorted as slices.SortFunc", grow, len(got), len(want))
+		}
+		return s.SpilledBytes(), s.Hold()
+	}
+	base, baseHold := run(0)
+	if base == 0 || baseHold != budget*3/4 {
+		t.Fatalf("under %d bytes: %d spilled, hold %d: the input is too small for this test", budget, base, baseHold)
+	}
+	if smaller, h := run(baseHold / 2); smaller != base || h != baseHold {
+		t.Errorf("Grow to half the hold: %d bytes spilled, hold %d; want %d and %d as without", smaller, h, base, baseHold)
+	}
+	if some, h := run(2 * baseHold); some == 0 || some >= base || h != 2*baseHold {
+		t.Errorf("Grow to twice the hold: %d bytes spilled (without: %d), hold %d", some, base, h)
+	}
+	if none, _ := run(4 * blockBytes(in)); none != 0 {
+		t.Errorf("Grow to hold every block: %d bytes spilled", none)
+	}
+}
