@@ -871,9 +871,12 @@ func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, err
 // not bound (signingBytes and the ids), as the first batch's documents
 // took them, for n documents. It is 0 when nothing is left.
 //
-// At 5M short documents under 1 GiB the entries' quarter of the budget
-// held 192 MiB of their 610 MB and spilled the rest, written and read back;
-// the rest of the run took ~370 MiB at most while signing. Deterministic:
+// At 5M short documents under 1 GiB the entries' share held 192 MiB of
+// their 610 MB and spilled the rest, written and read back, while the run
+// peaked at 0.57 GiB; it holds about 450 MiB now, spills 131 MB and peaks
+// at 0.81 GiB. At 20M under 2 GiB it holds about 630 MiB instead of 384
+// and peaks at 1.98 GiB (1.76-1.80 before): the garbage collector's limit,
+// not the live heap, sets the peak there (BENCHMARKS.md). Deterministic:
 // the same input and budget give the same hold.
 func (r *run) entryHold(n int64, s *signed) int64 {
 	docs := int64(len(s.docs))

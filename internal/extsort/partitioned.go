@@ -48,8 +48,9 @@ const Partitions = 256
 //
 // Its output is deterministic: the sorted multiset of what was added,
 // whatever the budget; which ranges spill depends only on the entries
-// added, in their order, and on the hold (Grow) when each was added. Add is not safe for concurrent use; Range
-// iterators over disjoint ranges may be read on goroutines of their own.
+// added, in their order, and on the hold (Grow) when each was added. Add
+// is not safe for concurrent use (Grow is); Range iterators over disjoint
+// ranges may be read on goroutines of their own.
 type Partitioned struct {
 	dir, prefix string
 	hold        int64        // bytes of blocks held while adding
