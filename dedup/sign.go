@@ -875,9 +875,9 @@ func (r *run) resolve(s *signed, d *docRes, k [2]uint64, doc uint32) (int64, err
 // their 610 MB and spilled the rest, written and read back, while the run
 // peaked at 0.57 GiB; it holds about 450 MiB now, spills 131 MB and peaks
 // at 0.81 GiB. At 20M under 2 GiB it holds about 630 MiB instead of 384
-// and peaks at 1.98 GiB (1.76-1.80 before): the garbage collector's limit,
-// not the live heap, sets the peak there (BENCHMARKS.md). Deterministic:
-// the same input and budget give the same hold.
+// and peaks at 1.96-1.98 GiB (1.76-1.80 before), within the budget plus
+// 10 % (BENCHMARKS.md). Deterministic: the same input and budget give the
+// same hold.
 func (r *run) entryHold(n int64, s *signed) int64 {
 	docs := int64(len(s.docs))
 	if n <= 0 || docs == 0 {
