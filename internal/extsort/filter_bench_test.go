@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-	"unsafe"
-
-	"github.com/neardup/neardup/internal/hugepage"
 )
 
 // BenchmarkSingleFilter marks and splits one range's entries as
@@ -42,25 +39,11 @@ func BenchmarkSingleFilter(b *testing.B) {
 		ordered := slices.Clone(es)
 		slices.SortStableFunc(ordered, func(x, y Wide) int { return cmp.Compare(x.Doc, y.Doc) })
 		ws := rangeWords(ordered)[7]
-		for _, form := range []string{"wide", "words", "wordshuge", "sub8k", "sub16k", "sub32k", "sub64k"} {
+		for _, form := range []string{"wide", "words"} {
 			b.Run(fmt.Sprintf("n=%d/form=%s", n, form), func(b *testing.B) {
 				f := newSingleFilter(n)
 				f.f = make([]uint64, f.words)
 				dst := make([]Wide, n)
-				var sb uint
-				if form == "wordshuge" {
-					big := make([]uint64, 1<<19) // 4 MiB
-					off, _ := hugepage.Span(uintptr(unsafe.Pointer(&big[0])), 8*len(big))
-					hugepage.Advise(unsafe.Pointer(&big[0]), 8*len(big))
-					f.f = big[off/8 : off/8+f.words]
-				}
-				switch form {
-				case "sub8k", "sub16k", "sub32k", "sub64k":
-					defer func(n int) { subFilterBytes = n }(subFilterBytes)
-					fmt.Sscanf(form, "sub%dk", &subFilterBytes)
-					subFilterBytes <<= 10
-					sb = f.subBits()
-				}
 				// Single entries of a third of the documents counted, as
 				// dedup's late copies.
 				var third DocSet
@@ -81,14 +64,6 @@ func BenchmarkSingleFilter(b *testing.B) {
 					if form == "wide" {
 						f.mark(es)
 						k, _ = f.split(es, dst, 0, third, 0)
-						continue
-					}
-					if sb > 0 {
-						d := wordDecoder{top: 7 << 56}
-						var err error
-						if k, _, err = f.subRanges([][]uint64{ws}, dst, sb, third, &d); err != nil {
-							b.Fatal(err)
-						}
 						continue
 					}
 					f.markWords(ws, 7<<56, false)

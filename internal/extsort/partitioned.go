@@ -683,27 +683,17 @@ func (it *PartIterator) load(i int) error {
 	} else {
 		f.f = it.filter[:f.words]
 		clear(f.f)
+		skip := false
+		for _, src := range srcs {
+			skip = f.markWords(src, top, skip)
+		}
+		// The shared keys' entries to a; the single ones of documents
+		// in it.apart counted.
 		in := 0
-		if sb := f.subBits(); sb > 0 {
-			// A filter past the first-level cache: the entries by
-			// sub-range first (subRanges), each marked and split on
-			// its own part of the filter.
+		for _, src := range srcs {
 			var err error
-			if k, in, err = f.subRanges(srcs, a, sb, it.apart, &dec); err != nil {
+			if k, in, err = f.splitWords(src, a, k, it.apart, in, &dec); err != nil {
 				return it.corrupt(err)
-			}
-		} else {
-			skip := false
-			for _, src := range srcs {
-				skip = f.markWords(src, top, skip)
-			}
-			// The shared keys' entries to a; the single ones of
-			// documents in it.apart counted.
-			for _, src := range srcs {
-				var err error
-				if k, in, err = f.splitWords(src, a, k, it.apart, in, &dec); err != nil {
-					return it.corrupt(err)
-				}
 			}
 		}
 		it.singles += int64(n - dec.escapes - k)
@@ -794,19 +784,6 @@ func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
 		}
 	}
 	return i > len(ws)
-}
-
-// mark marks the slots of the keys of es: seen, or seen twice if seen
-// before (markWords of entries decoded).
-func (f *singleFilter) mark(es []Wide) {
-	w, shift := f.f, f.shift // shift in a local: the stores to w could alias f
-	for _, e := range es {
-		h := e.Key * 0x9e3779b97f4a7c15 // slots
-		j, m := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
-		p := (*[2]uint64)(w[j : j+2])
-		p[1] |= p[0] & m
-		p[0] |= m
-	}
 }
 
 // split copies the entries of es whose slots were all seen twice to dst
@@ -910,131 +887,6 @@ func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, 
 		return k, in, errRunVarint
 	}
 	return k, in, nil
-}
-
-// subFilterBytes is how many bytes of a singleFilter's words at most one
-// sub-range of a range covers (subRanges): a part of the first-level
-// cache (32 KiB a core here), with room for the entries read past it.
-var subFilterBytes = 16 << 10
-
-// maxSubBits bounds the sub-ranges a range is split into: 2^maxSubBits.
-const maxSubBits = 6
-
-// subBits returns how many of the keys' hash's top bits pick a sub-range
-// (subRanges) for a filter of f's size: 0 (none) for one within
-// subFilterBytes, up to maxSubBits.
-func (f *singleFilter) subBits() uint {
-	sb := 0
-	for 8*f.words>>sb > subFilterBytes && sb < maxSubBits {
-		sb++
-	}
-	return uint(sb)
-}
-
-// subRanges is markWords then splitWords of a range's words srcs, in
-// order, done by sub-range: the top sb bits of a key's hash, the same
-// bits that pick its group (slots), so that a sub-range's entries mark and
-// look up one 2^sb-th of the filter, a part held in the first-level cache,
-// where the range's entries in their order reach all of it (1 MiB at 5M
-// documents' ranges of 290k), missing the cache about once an entry in
-// each pass. A pass counts the entries by sub-range; a second decodes
-// them (d, as wordDecoder.decode, whose errors it returns) into es (as
-// long as the range's words), scattered by sub-range, each in the order
-// added; then each sub-range is marked, and split in place: its shared
-// keys' entries to es from index 0 on. Since the filter and the slots
-// are the same, the entries kept (and those counted as in apart) are
-// those of markWords and splitWords, in another order, which the range's
-// sort does not see (it orders entries by key, then document). It
-// returns the entries kept and those left out counted in apart.
-func (f *singleFilter) subRanges(srcs [][]uint64, es []Wide, sb uint, apart DocSet, d *wordDecoder) (int, int, error) {
-	shift := 64 - sb
-	var pos [1 << maxSubBits]int
-	skip := false
-	for _, src := range srcs {
-		skip = countSubs(&pos, src, d.top, shift, skip)
-	}
-	var start [1 << maxSubBits]int
-	at := 0
-	for s, c := range pos[:1<<sb] {
-		start[s], pos[s] = at, at
-		at += c
-	}
-	for _, src := range srcs {
-		if err := scatterWords(src, es, &pos, shift, d); err != nil {
-			return 0, 0, err
-		}
-	}
-	k, in := 0, 0
-	for s := range 1 << sb {
-		// Entries end at pos[s]: start[s+1] but after words that end
-		// inside an entry (end's errRunCut, checked later).
-		sub := es[start[s]:pos[s]]
-		f.mark(sub)
-		k, in = f.split(sub, es, k, apart, in)
-	}
-	return k, in, nil
-}
-
-// countSubs adds to c the entries of the words ws of range top (the keys'
-// top byte, in place) by sub-range (the top 64 − shift bits of the key's
-// hash), skipping escaped entries' document words as markWords does, whose
-// skip and result it has.
-func countSubs(c *[1 << maxSubBits]int, ws []uint64, top uint64, shift uint, skip bool) bool {
-	i := 0
-	if skip {
-		i = 1
-	}
-	for ; i < len(ws); i++ {
-		v := ws[i]
-		c[(top|v&keyMask)*0x9e3779b97f4a7c15>>shift&(1<<maxSubBits-1)]++
-		if v>>56 == wordEscape {
-			i++ // past its document word
-		}
-	}
-	return i > len(ws)
-}
-
-// scatterWords decodes the words ws (d, as wordDecoder.decode, whose
-// errors it returns) into dst, each entry at pos[its sub-range] (the top
-// 64 − shift bits of its key's hash), which it advances.
-func scatterWords(ws []uint64, dst []Wide, pos *[1 << maxSubBits]int, shift uint, d *wordDecoder) error {
-	if d.esc && len(ws) > 0 {
-		// An escaped entry whose document is ws's first word.
-		var es [1]Wide
-		e, err := d.decode(es[:0], ws[:1])
-		if err != nil {
-			return err
-		}
-		s := e[0].Key * 0x9e3779b97f4a7c15 >> shift & (1<<maxSubBits - 1)
-		dst[pos[s]] = e[0]
-		pos[s]++
-		ws = ws[1:]
-	}
-	top, prev := d.top, d.prev
-	var bad uint64 // the documents or'ed: past 32 bits if one is out of range
-	for i := 0; i < len(ws); i++ {
-		v := ws[i]
-		doc := prev + (int64(v>>57) ^ -int64(v>>56&1))
-		if v>>56 == wordEscape {
-			if i++; i == len(ws) {
-				d.esc, d.key = true, top|v&keyMask
-				break
-			}
-			doc = int64(ws[i])
-			d.escapes++
-		}
-		bad |= uint64(doc)
-		prev = doc
-		key := top | v&keyMask
-		s := key * 0x9e3779b97f4a7c15 >> shift & (1<<maxSubBits - 1)
-		dst[pos[s]] = Wide{Key: key, Doc: uint32(doc)}
-		pos[s]++
-	}
-	d.prev = prev
-	if bad > maxDoc {
-		return errRunVarint
-	}
-	return nil
 }
 
 // countDigits counts the entries of es by the two digits PartIterator.sort

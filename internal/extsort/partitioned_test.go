@@ -1081,3 +1081,16 @@ func minusWide(a, b []Wide) []Wide {
 	}
 	return d
 }
+
+// mark marks the slots of es's keys as singleFilter.markWords marks those
+// of a range's words: for the tests and benchmarks of the filter on
+// entries.
+func (f *singleFilter) mark(es []Wide) {
+	w := f.f
+	for _, e := range es {
+		i, m := f.slots(e.Key)
+		p := (*[2]uint64)(w[i : i+2])
+		p[1] |= p[0] & m
+		p[0] |= m
+	}
+}
