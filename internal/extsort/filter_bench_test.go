@@ -63,10 +63,12 @@ func BenchmarkSingleFilter(b *testing.B) {
 					clear(f.f)
 					if form == "wide" {
 						f.mark(es)
+						f.seal()
 						k, _ = f.split(es, dst, 0, third, 0)
 						continue
 					}
 					f.markWords(ws, 7<<56, false)
+					f.seal()
 					d := wordDecoder{top: 7 << 56}
 					var err error
 					if k, _, err = f.splitWords(ws, dst, 0, third, 0, &d); err != nil {

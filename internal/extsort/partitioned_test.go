@@ -888,6 +888,7 @@ func BenchmarkPartEncoding(b *testing.B) {
 		for b.Loop() {
 			clear(f.f)
 			f.markWords(ws, 0x5a<<56, false)
+			f.seal()
 			d := wordDecoder{top: 0x5a << 56}
 			k, _, err := f.splitWords(ws, dst, 0, DocSet{}, 0, &d)
 			if err != nil {
@@ -1015,6 +1016,7 @@ func TestSingleFilter(t *testing.T) {
 	} {
 		f.f = make([]uint64, f.words)
 		f.mark(tc.es)
+		f.seal()
 		dst := make([]Wide, len(tc.es))
 		all := DocSet{Bits: []uint64{^uint64(0)}} // documents 0-63
 		k, m := f.split(tc.es, dst, 0, all, 0)
@@ -1041,6 +1043,7 @@ func TestSingleFilter(t *testing.T) {
 	f = newSingleFilter(len(es))
 	f.f = make([]uint64, f.words)
 	f.mark(es)
+	f.seal()
 	dst := make([]Wide, len(es))
 	k, _ := f.split(es, dst, 0, DocSet{}, 0)
 	kept, single := 0, 0
@@ -1088,8 +1091,8 @@ func minusWide(a, b []Wide) []Wide {
 func (f *singleFilter) mark(es []Wide) {
 	w := f.f
 	for _, e := range es {
-		i, m := f.slots(e.Key)
-		p := (*[2]uint64)(w[i : i+2])
+		g, m := f.slots(e.Key)
+		p := (*[2]uint64)(w[2*g : 2*g+2])
 		p[1] |= p[0] & m
 		p[0] |= m
 	}
