@@ -769,7 +769,10 @@ func (f *singleFilter) slots(k uint64) (int, uint64) {
 // escaped entries' document words: the first of ws if skip (ws follows an escape); it
 // returns whether the word after ws is one.
 func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
-	w, shift := f.f, f.shift // shift in a local: the stores to w could alias f
+	// The groups' word pairs as pairs (one bounds check a look-up, not
+	// two), the shift in a local (the stores to w could alias f) and
+	// masked (no test for shifts past 63).
+	w, shift := unsafe.Slice((*[2]uint64)(unsafe.Pointer(unsafe.SliceData(f.f))), len(f.f)/2), f.shift&63
 	i := 0
 	if skip {
 		i = 1
@@ -777,8 +780,8 @@ func (f *singleFilter) markWords(ws []uint64, top uint64, skip bool) bool {
 	for ; i < len(ws); i++ {
 		v := ws[i]
 		h := (top | v&keyMask) * 0x9e3779b97f4a7c15 // slots
-		j, m := int(h>>shift)*2, uint64(1)<<(h&63)|1<<(h>>6&63)
-		p := (*[2]uint64)(w[j : j+2])
+		m := uint64(1)<<(h&63) | 1<<(h>>6&63)
+		p := &w[h>>shift]
 		p[1] |= p[0] & m
 		p[0] |= m
 		if v>>56 == wordEscape {
@@ -849,7 +852,7 @@ func (f *singleFilter) splitWords(ws []uint64, dst []Wide, k int, apart DocSet, 
 	// Two loops, without and with a set, and the filter's shift in a
 	// local: fewer live values, none of them reloaded an entry (the
 	// stores to dst could alias f).
-	w, set, base, top, shift := f.f, apart.Bits, apart.Base, d.top, f.shift
+	w, set, base, top, shift := f.f, apart.Bits, apart.Base, d.top, f.shift&63 // masked: no test for shifts past 63
 	prev := d.prev
 	var bad uint64 // the documents or'ed: past 32 bits if one is out of range
 	if set == nil {
