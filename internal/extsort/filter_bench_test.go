@@ -16,7 +16,7 @@ import (
 // of the single keys' entries the filter kept (took for shared ones);
 // cpu-ns/entry is the process's user + sys time an entry. form=wide reads
 // them as Wide (mark, split); form=words as the words a Partitioned store
-// holds them in, in document order (markWords, splitWords: the documents
+// holds them in, in document order (markWords, seal, splitWords: the documents
 // decoded as they are split).
 func BenchmarkSingleFilter(b *testing.B) {
 	for _, n := range []int{1 << 12, 300_000} {
