@@ -15,7 +15,7 @@ import (
 // documents' ranges hold 290k, 4 % in shared keys). kept/op is the share
 // of the single keys' entries the filter kept (took for shared ones);
 // cpu-ns/entry is the process's user + sys time an entry. form=wide reads
-// them as Wide (mark, split); form=words as the words a Partitioned store
+// them as Wide (mark, seal, split); form=words as the words a Partitioned store
 // holds them in, in document order (markWords, seal, splitWords: the documents
 // decoded as they are split).
 func BenchmarkSingleFilter(b *testing.B) {
