@@ -732,10 +732,10 @@ var filterSlots = 8
 // has two bits, "seen" and "seen twice", in a pair of words (the group's
 // seen bits, then its seen-twice bits), so that one cache line holds both.
 // markWords adds each entry to its slots once; seal then keeps the
-// seen-twice words alone, which split and splitWords read: an entry one of
-// whose slots was not seen twice holds its key alone (every entry of a key adds to each of the
-// key's slots, so a key of two entries or more leaves all its slots seen
-// twice). A single key is kept (taken for a shared one) only if both its
+// seen-twice words alone, which split and splitWords read: an entry one
+// of whose slots was not seen twice holds its key alone (every entry of a
+// key adds to each of the key's slots, so a key of two entries or more
+// leaves all its slots seen twice). A single key is kept (taken for a shared one) only if both its
 // slots are shared with other entries: with a load of n/slots, about
 // (2n/slots)² of the single keys against n/slots with one slot a key; at
 // the same size and still one line a look-up, a third as many at 5M short
