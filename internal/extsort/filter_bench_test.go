@@ -15,8 +15,8 @@ import (
 // documents' ranges hold 290k, 4 % in shared keys). kept/op is the share
 // of the single keys' entries the filter kept (took for shared ones);
 // cpu-ns/entry is the process's user + sys time an entry. form=wide reads
-// them as Wide (mark, split); form=words as the words a Partitioned store
-// holds them in, in document order (markWords, splitWords: the documents
+// them as Wide (mark, seal, split); form=words as the words a Partitioned store
+// holds them in, in document order (markWords, seal, splitWords: the documents
 // decoded as they are split).
 func BenchmarkSingleFilter(b *testing.B) {
 	for _, n := range []int{1 << 12, 300_000} {
@@ -63,10 +63,12 @@ func BenchmarkSingleFilter(b *testing.B) {
 					clear(f.f)
 					if form == "wide" {
 						f.mark(es)
+						f.seal()
 						k, _ = f.split(es, dst, 0, third, 0)
 						continue
 					}
 					f.markWords(ws, 7<<56, false)
+					f.seal()
 					d := wordDecoder{top: 7 << 56}
 					var err error
 					if k, _, err = f.splitWords(ws, dst, 0, third, 0, &d); err != nil {

@@ -888,6 +888,7 @@ func BenchmarkPartEncoding(b *testing.B) {
 		for b.Loop() {
 			clear(f.f)
 			f.markWords(ws, 0x5a<<56, false)
+			f.seal()
 			d := wordDecoder{top: 0x5a << 56}
 			k, _, err := f.splitWords(ws, dst, 0, DocSet{}, 0, &d)
 			if err != nil {
@@ -1015,6 +1016,7 @@ func TestSingleFilter(t *testing.T) {
 	} {
 		f.f = make([]uint64, f.words)
 		f.mark(tc.es)
+		f.seal()
 		dst := make([]Wide, len(tc.es))
 		all := DocSet{Bits: []uint64{^uint64(0)}} // documents 0-63
 		k, m := f.split(tc.es, dst, 0, all, 0)
@@ -1041,6 +1043,7 @@ func TestSingleFilter(t *testing.T) {
 	f = newSingleFilter(len(es))
 	f.f = make([]uint64, f.words)
 	f.mark(es)
+	f.seal()
 	dst := make([]Wide, len(es))
 	k, _ := f.split(es, dst, 0, DocSet{}, 0)
 	kept, single := 0, 0
@@ -1088,8 +1091,8 @@ func minusWide(a, b []Wide) []Wide {
 func (f *singleFilter) mark(es []Wide) {
 	w := f.f
 	for _, e := range es {
-		i, m := f.slots(e.Key)
-		p := (*[2]uint64)(w[i : i+2])
+		g, m := f.slots(e.Key)
+		p := (*[2]uint64)(w[2*g : 2*g+2])
 		p[1] |= p[0] & m
 		p[0] |= m
 	}
@@ -1149,5 +1152,68 @@ func TestPartitionedGrow(t *testing.T) {
 	}
 	if none, _ := run(4 * blockBytes(in)); none != 0 {
 		t.Errorf("Grow to hold every block: %d bytes spilled", none)
+	}
+}
+
+// TestSingleFilterSeal: after seal, split and splitWords keep exactly the
+// entries both of whose slots the marks left seen twice (read from the
+// filter's word pairs before sealing), for filters of one group pair up,
+// one entry, every key shared, and random keys with escapes (documents
+// far apart) split across sources.
+func TestSingleFilterSeal(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, tc := range []struct {
+		name   string
+		n      int
+		shared int // one key in shared has 2–4 entries
+	}{{"one", 1, 0}, {"two-same", 2, 1}, {"small", 100, 3}, {"all-shared", 5000, 1}, {"random", 50_000, 20}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var es []Wide
+			doc := uint32(0)
+			for len(es) < tc.n {
+				k, copies := 0x3c<<56|r.Uint64()>>8, 1
+				if r.IntN(tc.shared+1) == 1 || tc.shared == 1 {
+					copies = 2 + r.IntN(3)
+				}
+				for range min(copies, tc.n-len(es)) {
+					doc += uint32(r.IntN(3))
+					if r.IntN(50) == 0 {
+						doc += 1000 // an escape
+					}
+					es = append(es, Wide{Key: k, Doc: doc})
+				}
+			}
+			r.Shuffle(len(es), func(i, j int) { es[i].Key, es[j].Key = es[j].Key, es[i].Key })
+			f := newSingleFilter(len(es) + len(es)/50 + 1)
+			f.f = make([]uint64, f.words)
+			f.mark(es)
+			var want []Wide
+			for _, e := range es {
+				g, s := f.slots(e.Key)
+				if f.f[2*g+1]&s == s {
+					want = append(want, e)
+				}
+			}
+			f.seal()
+			dst := make([]Wide, len(es))
+			k, _ := f.split(es, dst, 0, DocSet{}, 0)
+			if !slices.Equal(dst[:k], want) {
+				t.Fatalf("split kept %d entries; want %d", k, len(want))
+			}
+			// The same as words, in two sources cut at every fifth word.
+			ws := rangeWords(es)[0x3c]
+			cut := len(ws) / 5
+			d := wordDecoder{top: 0x3c << 56}
+			k, _, err := f.splitWords(ws[:cut], dst, 0, DocSet{}, 0, &d)
+			if err == nil {
+				k, _, err = f.splitWords(ws[cut:], dst, k, DocSet{}, 0, &d)
+			}
+			if err != nil || d.end() != nil {
+				t.Fatal(err, d.end())
+			}
+			if !slices.Equal(dst[:k], want) {
+				t.Fatalf("splitWords kept %d entries; want %d", k, len(want))
+			}
+		})
 	}
 }
