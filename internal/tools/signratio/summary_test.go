@@ -55,3 +55,25 @@ func TestSummarize(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundOrder: each build runs first in as many rounds as the others
+// (of an even number), and every round runs every build once.
+func TestRoundOrder(t *testing.T) {
+	for _, builds := range []int{1, 2, 3} {
+		first := make([]int, builds)
+		for r := 1; r <= 4; r++ {
+			o := roundOrder(r, builds)
+			seen := make([]bool, builds)
+			for _, b := range o {
+				if b < 0 || b >= builds || seen[b] {
+					t.Fatalf("%d builds, round %d: order %v", builds, r, o)
+				}
+				seen[b] = true
+			}
+			first[o[0]]++
+		}
+		if builds == 2 && (first[0] != 2 || first[1] != 2) {
+			t.Errorf("2 builds, 4 rounds: first %v times each; want 2 and 2", first)
+		}
+	}
+}
