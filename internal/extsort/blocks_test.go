@@ -106,7 +106,7 @@ func TestPartitionedPoolWithinBudget(t *testing.T) {
 }
 
 // minorFaults is the process's minor page faults so far.
-func minorFaults(b *testing.B) int64 {
+func minorFaults(b testing.TB) int64 {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		b.Fatal(err)
