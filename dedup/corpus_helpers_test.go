@@ -87,3 +87,17 @@ func firstBatch(t testing.TB, path string) corpus.Batch {
 	}
 	return batch
 }
+
+// plainAndGzipped writes docs as in.jsonl and in.jsonl.gz in a new
+// directory, and returns their paths.
+func plainAndGzipped(t *testing.T, docs []doc) (plain, zipped string) {
+	t.Helper()
+	dir := t.TempDir()
+	plain = filepath.Join(dir, "in.jsonl")
+	writeJSONL(t, plain, docs)
+	data, err := os.ReadFile(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain, writeInput(t, dir, "in.jsonl.gz", data, true)
+}

@@ -1,8 +1,6 @@
 package dedup
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 )
 
@@ -11,14 +9,7 @@ import (
 // less than under the share alone, a gzipped input's (whose document count
 // the first batch cannot tell) as much, and the outputs are the same.
 func TestEntryHoldGrows(t *testing.T) {
-	dir := t.TempDir()
-	plain := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, plain, plantedCopies(20000, 2000))
-	data, err := os.ReadFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zipped := writeInput(t, dir, "in.jsonl.gz", data, true)
+	plain, zipped := plainAndGzipped(t, plantedCopies(20000, 2000))
 	opts := func() *Options { return &Options{Workers: 2, Memory: 16 << 20} }
 
 	// Under 16 MiB the fixed reserve leaves nothing more.

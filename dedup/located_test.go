@@ -31,14 +31,7 @@ func textLocOf(rec *corpus.Record, doc *corpus.Document) recordLoc {
 // cannot be read back, spills its texts as before; the outputs of both are
 // the same.
 func TestExactReadsTextsBack(t *testing.T) {
-	dir := t.TempDir()
-	plain := filepath.Join(dir, "in.jsonl")
-	writeJSONL(t, plain, plantedCopies(20000, 50))
-	data, err := os.ReadFile(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zipped := writeInput(t, dir, "in.jsonl.gz", data, true)
+	plain, zipped := plainAndGzipped(t, plantedCopies(20000, 50))
 
 	opts := func() *Options { return &Options{Workers: 2, Memory: 16 << 20} }
 	a, rep := runDedup(t, []string{plain}, opts())
