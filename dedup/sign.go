@@ -644,31 +644,32 @@ func (r *run) warnMemory() {
 }
 
 // bookkeepingBytes is what a run keeps a document outside the budget, its
-// id's bytes aside (Run's doc): its status and id end (docTableBytes),
-// verification's 4 and clustering's 8, 4 for where its text is under
-// exact verification, and what the keep policy adds (a length, and
-// clustering's 8 more, under KeepLongest; a value under KeepField).
+// id's bytes aside (Run's doc): what it keeps while signing
+// (signingBytes), then verification's 4 and clustering's 8 (16 under
+// KeepLongest).
 func bookkeepingBytes(policy cluster.PolicyKind, exact bool) int64 {
-	b := int64(docTableBytes + 4 + 8)
+	b := signingBytes(policy, exact) + 4 + 8
+	if policy == cluster.KeepLongest {
+		b += 8
+	}
+	return b
+}
+
+// signingBytes is what a run keeps a document outside the budget while
+// signing, its id's bytes aside: its status and id end (docTableBytes), 4
+// for where its text is under exact verification, and what the keep
+// policy adds to the document table (a length under KeepLongest, a value
+// under KeepField).
+func signingBytes(policy cluster.PolicyKind, exact bool) int64 {
+	b := int64(docTableBytes)
 	if exact {
 		b += 4
 	}
 	switch policy {
 	case cluster.KeepLongest:
-		b += docTableLengthBytes + 8
+		b += docTableLengthBytes
 	case cluster.KeepField:
 		b += docTableKeepBytes
-	}
-	return b
-}
-
-// signingBytes is the part of bookkeepingBytes a run keeps while signing:
-// all but verification's 4 and clustering's 8 (16 under KeepLongest),
-// which come once the documents are signed.
-func signingBytes(policy cluster.PolicyKind, exact bool) int64 {
-	b := bookkeepingBytes(policy, exact) - 4 - 8
-	if policy == cluster.KeepLongest {
-		b -= 8
 	}
 	return b
 }

@@ -157,10 +157,6 @@ func (s *Partitioned) Grow(hold int64) {
 	}
 }
 
-// Hold returns the bytes of blocks the store may hold while adding, as Add
-// last took it up (see Grow); read it once adding is done.
-func (s *Partitioned) Hold() int64 { return s.hold }
-
 // Add adds entries given as pairs of words, key then document (what
 // sketch.AppendKeyEntries makes for wide keys); the document word must be
 // below 1<<32 (its low 32 bits are taken). It may spill ranges; it
@@ -186,6 +182,8 @@ func (s *Partitioned) Add(words ...uint64) error {
 			}
 			w = uint64(d)
 		}
+		// stageWord's steps, written out: it is not inlined, and this
+		// is every entry's path.
 		j := s.lines[r] & (lineWords - 1)
 		s.line[r][j] = w
 		if j < lineWords-1 {

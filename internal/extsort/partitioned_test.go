@@ -1138,7 +1138,7 @@ func TestPartitionedGrow(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("grow %d: %d entries read, want %d sorted as slices.SortFunc", grow, len(got), len(want))
 		}
-		return s.SpilledBytes(), s.Hold()
+		return s.SpilledBytes(), s.hold
 	}
 	base, baseHold := run(0)
 	if base == 0 || baseHold != budget*3/4 {
